@@ -1,0 +1,319 @@
+"""The event vocabulary: every fact about a session is one of these, appended to its log.
+
+Events are typed and versioned (`v`). Readers accept any version they know; an event
+type a reader does not know is kept as `UnknownEvent` so old binaries can still list
+and export newer logs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+SCHEMA_VERSION = 1
+
+
+def now() -> float:
+    return time.time()
+
+
+class EventBase(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    v: int = SCHEMA_VERSION
+    ts: float = Field(default_factory=now)
+
+
+class ToolCallData(BaseModel):
+    """A tool call as the model asked for it (arguments may be unparsed text)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None = None
+    raw_arguments: str = ""
+
+
+class UsageData(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    estimated: bool = False
+
+
+# --- session life -------------------------------------------------------------------
+
+
+class SessionStarted(EventBase):
+    type: Literal["session_started"] = "session_started"
+    task: str
+    repo: str
+    model: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    system_prompt: str = ""
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    base_commit: str | None = None
+
+
+class SessionResumed(EventBase):
+    type: Literal["session_resumed"] = "session_resumed"
+    pid: int = 0
+    interrupted_calls: list[str] = Field(default_factory=list)
+
+
+class UserMessage(EventBase):
+    """A human instruction added mid-session (feedback, steering, a rejection reason)."""
+
+    type: Literal["user_message"] = "user_message"
+    text: str
+    source: str = "user"
+
+
+class SystemNote(EventBase):
+    """A message codeloop itself puts in front of the model (budget warning, loop nudge)."""
+
+    type: Literal["system_note"] = "system_note"
+    text: str
+    kind: str = "note"
+
+
+class SessionFinished(EventBase):
+    type: Literal["session_finished"] = "session_finished"
+    status: Literal[
+        "finished", "budget_exceeded", "stuck", "stopped", "error", "context_overflow",
+        "needs_human", "cancelled",
+    ]
+    summary: str = ""
+    reason: str = ""
+
+
+class SessionPaused(EventBase):
+    type: Literal["session_paused"] = "session_paused"
+    reason: str = ""
+
+
+# --- the model --------------------------------------------------------------------------
+
+
+class ModelCallStarted(EventBase):
+    type: Literal["model_call_started"] = "model_call_started"
+    step: int
+    model: str
+    message_count: int
+    input_tokens_estimate: int = 0
+
+
+class ModelCallFinished(EventBase):
+    type: Literal["model_call_finished"] = "model_call_finished"
+    step: int
+    model: str
+    text: str = ""
+    tool_calls: list[ToolCallData] = Field(default_factory=list)
+    usage: UsageData = Field(default_factory=UsageData)
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    ttft_ms: float | None = None
+    stop_reason: str = ""
+    retries: int = 0
+
+
+class ModelCallFailed(EventBase):
+    type: Literal["model_call_failed"] = "model_call_failed"
+    step: int
+    model: str
+    error_kind: str
+    message: str
+    retryable: bool = False
+
+
+# --- tools --------------------------------------------------------------------------------
+
+
+class ToolCallStarted(EventBase):
+    type: Literal["tool_call_started"] = "tool_call_started"
+    step: int
+    call: ToolCallData
+
+
+class ToolCallFinished(EventBase):
+    type: Literal["tool_call_finished"] = "tool_call_finished"
+    step: int
+    call_id: str
+    name: str
+    ok: bool
+    output: str
+    error: str | None = None
+    truncated: bool = False
+    untrusted: bool = False
+    interrupted: bool = False
+    duration_ms: float = 0.0
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class PolicyDecided(EventBase):
+    type: Literal["policy_decided"] = "policy_decided"
+    call_id: str
+    decision: Literal["allow", "ask", "deny"]
+    rule: str = ""
+    reason: str = ""
+    source: str = "rules"
+
+
+class ApprovalRequested(EventBase):
+    type: Literal["approval_requested"] = "approval_requested"
+    call_id: str
+    name: str
+    summary: str
+    digest: str
+
+
+class ApprovalGiven(EventBase):
+    type: Literal["approval_given"] = "approval_given"
+    call_id: str
+    approved: bool
+    digest: str
+    reason: str = ""
+    remember_rule: str | None = None
+    by: str = "user"
+
+
+class FileEdited(EventBase):
+    type: Literal["file_edited"] = "file_edited"
+    path: str
+    before_sha: str | None
+    after_sha: str | None
+    diff: str
+    tool: str = ""
+    strategy: str = "exact"
+
+
+class CommandRan(EventBase):
+    type: Literal["command_ran"] = "command_ran"
+    command: str
+    exit_code: int | None
+    duration_ms: float
+    timed_out: bool = False
+    killed_reason: str | None = None
+    sandbox: str = "subprocess"
+
+
+# --- supervision --------------------------------------------------------------------------
+
+
+class BudgetWarning(EventBase):
+    type: Literal["budget_warning"] = "budget_warning"
+    budget: str
+    used: float
+    limit: float
+
+
+class LoopDetected(EventBase):
+    type: Literal["loop_detected"] = "loop_detected"
+    pattern: str
+    detail: str = ""
+    action: Literal["nudge", "stop"] = "nudge"
+
+
+class Compacted(EventBase):
+    type: Literal["compacted"] = "compacted"
+    dropped_events: int
+    summary: str
+    tokens_before: int
+    tokens_after: int
+
+
+class VerificationRan(EventBase):
+    type: Literal["verification_ran"] = "verification_ran"
+    phase: Literal["baseline", "after", "final"] = "after"
+    commands: list[str] = Field(default_factory=list)
+    passed: int = 0
+    failed: int = 0
+    new_failures: list[str] = Field(default_factory=list)
+    fixed_failures: list[str] = Field(default_factory=list)
+    still_failing: list[str] = Field(default_factory=list)
+    summary: str = ""
+
+
+class ReviewDecided(EventBase):
+    type: Literal["review_decided"] = "review_decided"
+    action: Literal["apply", "commit", "discard", "reject"]
+    feedback: str = ""
+    files: list[str] = Field(default_factory=list)
+
+
+class UnknownEvent(EventBase):
+    """An event written by a newer codeloop; kept verbatim so nothing is lost."""
+
+    type: str
+
+
+KnownEvent = Annotated[
+    SessionStarted
+    | SessionResumed
+    | UserMessage
+    | SystemNote
+    | SessionFinished
+    | SessionPaused
+    | ModelCallStarted
+    | ModelCallFinished
+    | ModelCallFailed
+    | ToolCallStarted
+    | ToolCallFinished
+    | PolicyDecided
+    | ApprovalRequested
+    | ApprovalGiven
+    | FileEdited
+    | CommandRan
+    | BudgetWarning
+    | LoopDetected
+    | Compacted
+    | VerificationRan
+    | ReviewDecided,
+    Field(discriminator="type"),
+]
+
+Event = KnownEvent | UnknownEvent
+
+_adapter: TypeAdapter[Any] = TypeAdapter(KnownEvent)
+
+
+def parse_event(data: dict[str, Any]) -> Event:
+    """Turn a stored JSON object back into its typed event."""
+    try:
+        event: Event = _adapter.validate_python(data)
+    except ValidationError:
+        if data.get("type") in _KNOWN_TYPES:
+            raise
+        return UnknownEvent.model_validate(data)
+    return event
+
+
+def event_type(event: Event) -> str:
+    return str(event.type)
+
+
+_KNOWN_TYPES = {
+    cls.model_fields["type"].default
+    for cls in (
+        SessionStarted, SessionResumed, UserMessage, SystemNote, SessionFinished, SessionPaused,
+        ModelCallStarted, ModelCallFinished, ModelCallFailed, ToolCallStarted, ToolCallFinished,
+        PolicyDecided, ApprovalRequested, ApprovalGiven, FileEdited, CommandRan, BudgetWarning,
+        LoopDetected, Compacted, VerificationRan, ReviewDecided,
+    )
+}
+
+
+class StoredEvent(BaseModel):
+    """An event with its place in the log."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    seq: int
+    event: Event

@@ -1,0 +1,52 @@
+"""The command-execution interface every sandbox backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 120.0
+    memory_mb: int = 4096
+    max_output_bytes: int = 64_000
+    max_processes: int = 256
+    max_file_mb: int = 1024
+    max_open_files: int = 1024
+    cpu_s: int = 600
+
+
+@dataclass
+class CommandResult:
+    exit_code: int | None
+    output: str
+    duration_ms: float
+    timed_out: bool = False
+    killed_reason: str | None = None
+    truncated: bool = False
+    output_bytes: int = 0
+    backend: str = "subprocess"
+    notes: list[str] = field(default_factory=list)
+
+
+class Sandbox(Protocol):
+    name: str
+
+    def run(
+        self, command: str, cwd: Path, env: dict[str, str] | None = None, limits: Limits | None = None
+    ) -> CommandResult:
+        """Run a shell command with `cwd` as the working directory; never raises on failure."""
+        ...
+
+
+def cap_output(data: bytes, limit: int) -> tuple[str, bool]:
+    """Keep the head and tail of `data` within `limit` bytes, noting what was cut."""
+    if len(data) <= limit:
+        return data.decode("utf-8", "replace"), False
+    half = limit // 2
+    cut = len(data) - 2 * half
+    head = data[:half].decode("utf-8", "replace")
+    tail = data[-half:].decode("utf-8", "replace")
+    return f"{head}\n[... {cut} bytes of output omitted ...]\n{tail}", True

@@ -1,0 +1,244 @@
+"""The event store: an append-only log per session, in one SQLite file (WAL)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from codeloop.errors import SessionNotFound, StoreError
+from codeloop.events import Event, StoredEvent, parse_event
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """The listing a store keeps beside the log; derived from events, refreshed on append."""
+
+    id: str
+    created: float
+    updated: float
+    task: str
+    repo: str
+    model: str
+    status: str
+    steps: int
+    cost_usd: float
+    owner: str
+    last_seq: int
+
+
+class EventStore(Protocol):
+    def create(self, session_id: str, owner: str = "local") -> None: ...
+
+    def append(self, session_id: str, events: Sequence[Event]) -> int:
+        """Append atomically; returns the sequence number of the last event."""
+        ...
+
+    def read(self, session_id: str, after_seq: int = 0) -> list[StoredEvent]: ...
+
+    def sessions(self, owner: str | None = None, status: str | None = None) -> list[SessionRow]: ...
+
+    def get(self, session_id: str) -> SessionRow: ...
+
+    def wait(self, session_id: str, after_seq: int, timeout: float) -> bool:
+        """Block until an event after `after_seq` exists or `timeout` passes; True if one does."""
+        ...
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL DEFAULT 'local',
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    task TEXT NOT NULL DEFAULT '',
+    repo TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'created',
+    steps INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    last_seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    ts REAL NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner, updated);
+"""
+
+
+def _summary_updates(event: Event) -> dict[str, object]:
+    """What an event changes in the session listing (the listing is a fold too)."""
+    kind = event.type
+    if kind == "session_started":
+        return {"task": getattr(event, "task", ""), "repo": getattr(event, "repo", ""),
+                "model": getattr(event, "model", ""), "status": "running"}
+    if kind == "session_resumed":
+        return {"status": "running"}
+    if kind == "session_paused":
+        return {"status": "paused"}
+    if kind == "session_finished":
+        return {"status": getattr(event, "status", "finished")}
+    if kind == "approval_requested":
+        return {"status": "waiting_approval"}
+    if kind == "approval_given":
+        return {"status": "running"}
+    return {}
+
+
+class SQLiteEventStore:
+    """One database file for all of a user's sessions; each append is one transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._cond = threading.Condition()
+        try:
+            conn = self._conn()
+            conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open the event store at {path}: {exc}",
+                "check the file's permissions and free disk space, or set CODELOOP_DATA_DIR",
+            ) from exc
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode loses at most the last transactions on power loss, never
+            # corrupts; a crash of our own process loses nothing.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def create(self, session_id: str, owner: str = "local") -> None:
+        now = time.time()
+        try:
+            self._conn().execute(
+                "INSERT INTO sessions (id, owner, created, updated) VALUES (?, ?, ?, ?)",
+                (session_id, owner, now, now),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"session {session_id} already exists") from exc
+
+    def append(self, session_id: str, events: Sequence[Event]) -> int:
+        if not events:
+            return self.get(session_id).last_seq
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT last_seq, steps, cost_usd FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                if row is None:
+                    raise SessionNotFound(f"no session {session_id}")
+                seq, steps, cost = int(row[0]), int(row[1]), float(row[2])
+                updates: dict[str, object] = {}
+                rows = []
+                for event in events:
+                    seq += 1
+                    rows.append((session_id, seq, event.type, event.ts,
+                                 event.model_dump_json(exclude_none=False)))
+                    updates.update(_summary_updates(event))
+                    if event.type == "model_call_finished":
+                        steps += 1
+                        cost += float(getattr(event, "cost_usd", 0.0))
+                conn.executemany(
+                    "INSERT INTO events (session_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+                cols = ", ".join(f"{k} = ?" for k in updates)
+                conn.execute(
+                    f"UPDATE sessions SET last_seq = ?, steps = ?, cost_usd = ?, updated = ?"
+                    f"{', ' + cols if cols else ''} WHERE id = ?",
+                    (seq, steps, cost, time.time(), *updates.values(), session_id),
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"could not append to session {session_id}: {exc}",
+                "check free disk space; the log up to the previous step is intact",
+            ) from exc
+        with self._cond:
+            self._cond.notify_all()
+        return seq
+
+    def read(self, session_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        rows = self._conn().execute(
+            "SELECT seq, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, after_seq),
+        ).fetchall()
+        if not rows and after_seq == 0:
+            self.get(session_id)
+        return [
+            StoredEvent(session_id=session_id, seq=int(seq), event=parse_event(json.loads(data)))
+            for seq, data in rows
+        ]
+
+    def sessions(self, owner: str | None = None, status: str | None = None) -> list[SessionRow]:
+        query = "SELECT * FROM sessions"
+        clauses, params = [], []
+        if owner is not None:
+            clauses.append("owner = ?")
+            params.append(owner)
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if clauses:
+            query += " WHERE " + " AND ".join(clauses)
+        query += " ORDER BY created DESC"
+        return [self._row(r) for r in self._conn().execute(query, params).fetchall()]
+
+    def get(self, session_id: str) -> SessionRow:
+        row = self._conn().execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            matches = self._conn().execute(
+                "SELECT * FROM sessions WHERE id LIKE ?", (session_id + "%",)
+            ).fetchall()
+            if len(matches) == 1:
+                return self._row(matches[0])
+            raise SessionNotFound(
+                f"no session {session_id!r}", "run `codeloop sessions` to list the sessions"
+            )
+        return self._row(row)
+
+    def set_owner(self, session_id: str, owner: str) -> None:
+        self._conn().execute("UPDATE sessions SET owner = ? WHERE id = ?", (owner, session_id))
+
+    def wait(self, session_id: str, after_seq: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.get(session_id).last_seq > after_seq:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            # Appends from this process notify at once; other processes are seen by polling.
+            with self._cond:
+                self._cond.wait(min(remaining, 0.05))
+
+    @staticmethod
+    def _row(r: Iterable[object]) -> SessionRow:
+        (sid, owner, created, updated, task, repo, model, status, steps, cost, last_seq) = tuple(r)
+        return SessionRow(
+            id=str(sid), owner=str(owner), created=float(created), updated=float(updated),  # type: ignore[arg-type]
+            task=str(task), repo=str(repo), model=str(model), status=str(status),
+            steps=int(steps), cost_usd=float(cost), last_seq=int(last_seq),  # type: ignore[call-overload, arg-type]
+        )

@@ -1,0 +1,78 @@
+"""The `Tool` interface, the observation it returns, and the context it runs in."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from codeloop.events import Event
+from codeloop.sandbox.base import Limits, Sandbox
+from codeloop.workspace.base import Workspace
+
+Tier = Literal["read", "write", "execute", "network"]
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's argument model: unknown keys are a schema error the model sees."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class Observation:
+    """What a tool hands back: structured, never a raw stream."""
+
+    ok: bool
+    output: str = ""
+    error: str | None = None
+    truncated: bool = False
+    untrusted: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+    # Set by `finish` (and anything else that ends the session) to stop the loop.
+    ends_session: bool = False
+
+    def render(self) -> str:
+        """The text the model reads."""
+        parts = []
+        if self.error:
+            parts.append(f"ERROR: {self.error}")
+        if self.output:
+            parts.append(self.output)
+        return "\n".join(parts) if parts else "(no output)"
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch; tools get nothing else."""
+
+    workspace: Workspace
+    sandbox: Sandbox
+    limits: Limits = field(default_factory=Limits)
+    session_id: str = ""
+    emit: Callable[[Event], None] = lambda _event: None
+    services: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.workspace.path
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[ToolArgs]]
+    tier: ClassVar[Tier]
+
+    @abstractmethod
+    def run(self, args: Any, ctx: ToolContext) -> Observation:
+        """Run with validated arguments (an instance of `args_model`)."""
+
+    def schema(self) -> dict[str, Any]:
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        return schema
