@@ -1,0 +1,5 @@
+"""`python -m codeloop`."""
+
+from codeloop.cli import main
+
+raise SystemExit(main())
