@@ -2,35 +2,44 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from codeloop.eval.swebench.checkout import checkout, mirror_path
 from codeloop.eval.swebench.envs import EnvBuilder, EnvUnavailable, TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
-from codeloop.eval.swebench.judge import Verdict, judge
+from codeloop.eval.swebench.judge import Verdict, grade, judge
 from codeloop.eval.swebench.specs import SpecMissing, spec_for
 
 
 @dataclass
 class Validation:
-    """The environment check: the gold patch must resolve, an empty diff must not."""
+    """The environment check: the gold patch must resolve, an empty diff must not.
 
-    gold: Verdict
-    empty: Verdict
+    Tests that fail under the gold patch only because the network is unreachable here are
+    `excluded` from grading (they cannot say anything about a candidate diff either).
+    """
 
-    @property
-    def ok(self) -> bool:
-        return self.gold.resolved and not self.empty.resolved
+    ok: bool
+    problem: str = ""
+    excluded: list[str] = field(default_factory=list)
 
-    @property
-    def problem(self) -> str:
-        if not self.gold.resolved:
-            return f"gold patch does not resolve: {self.gold.reason}"
-        if self.empty.resolved:
-            return "the task resolves without any change (FAIL_TO_PASS already passes)"
-        return ""
+    @classmethod
+    def from_runs(cls, inst: SweInstance, gold: Verdict, empty: Verdict) -> Validation:
+        wanted = set(inst.FAIL_TO_PASS) | set(inst.PASS_TO_PASS)
+        excluded = sorted(gold.network & wanted)
+        skip = frozenset(excluded)
+        gold_ok = grade(inst, gold.statuses, skip)
+        empty_ok = grade(inst, empty.statuses, skip)
+        if not gold_ok.resolved:
+            return cls(False, f"gold patch does not resolve here: {gold_ok.reason} "
+                              f"(e.g. {(gold_ok.f2p_failing + gold_ok.p2p_failing)[0]})", excluded)
+        if empty_ok.resolved:
+            return cls(False, "resolved without any change: FAIL_TO_PASS tests pass before the "
+                              "fix here" + (" or need the network" if excluded else ""), excluded)
+        return cls(True, "", excluded)
 
 
 class Bench:
@@ -58,8 +67,22 @@ class Bench:
                 checkout(mirror, inst.base_commit, repo)
             return self.builder.get(spec, mirror, inst.setup_commit, repo)
 
-    def judge(self, inst: SweInstance, env: TaskEnv, diff: str) -> Verdict:
-        return judge(inst, env, self.mirror(inst), diff, work_dir=self.work_dir)
+    def judge(self, inst: SweInstance, env: TaskEnv, diff: str,
+              excluded: frozenset[str] = frozenset()) -> Verdict:
+        return judge(inst, env, self.mirror(inst), diff, work_dir=self.work_dir,
+                     excluded=excluded)
 
     def validate(self, inst: SweInstance, env: TaskEnv) -> Validation:
-        return Validation(gold=self.judge(inst, env, inst.patch), empty=self.judge(inst, env, ""))
+        """Judge the gold patch and an empty diff once; the answer is cached with the env."""
+        cached = env.root / "validated" / f"{inst.instance_id}.json"
+        if cached.is_file():
+            return Validation(**json.loads(cached.read_text("utf-8")))
+        if not inst.FAIL_TO_PASS:
+            result = Validation(False, "the instance lists no FAIL_TO_PASS tests")
+        else:
+            gold = self.judge(inst, env, inst.patch)
+            empty = self.judge(inst, env, "")
+            result = Validation.from_runs(inst, gold, empty)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(asdict(result)), "utf-8")
+        return result

@@ -17,7 +17,7 @@ from codeloop.eval.swebench.checkout import PatchFailed, apply_patch, checkout
 from codeloop.eval.swebench.envs import TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.procs import run_shell
-from codeloop.eval.swebench.testlogs import PASSING, Status, parse_output
+from codeloop.eval.swebench.testlogs import PASSING, Status, network_failures, parse_output
 
 TEST_TIMEOUT_S = 1800.0
 
@@ -29,6 +29,8 @@ class Verdict:
     f2p_failing: list[str] = field(default_factory=list)
     p2p_failing: list[str] = field(default_factory=list)
     statuses: dict[str, Status] = field(default_factory=dict)
+    # Tests that failed for want of network access (left out of grading when known).
+    network: set[str] = field(default_factory=set)
     seconds: float = 0.0
     output_tail: str = ""
 
@@ -37,10 +39,12 @@ def test_command(env: TaskEnv, inst: SweInstance) -> str:
     return " ".join([env.spec.test_cmd, *(shlex.quote(f) for f in inst.test_files())])
 
 
-def grade(inst: SweInstance, statuses: dict[str, Status]) -> Verdict:
-    """Resolved when all FAIL_TO_PASS and all PASS_TO_PASS tests pass."""
-    f2p = [t for t in inst.FAIL_TO_PASS if statuses.get(t) not in PASSING]
-    p2p = [t for t in inst.PASS_TO_PASS if statuses.get(t) not in PASSING]
+def grade(
+    inst: SweInstance, statuses: dict[str, Status], excluded: frozenset[str] = frozenset(),
+) -> Verdict:
+    """Resolved when all FAIL_TO_PASS and all PASS_TO_PASS tests (but `excluded`) pass."""
+    f2p = [t for t in inst.FAIL_TO_PASS if t not in excluded and statuses.get(t) not in PASSING]
+    p2p = [t for t in inst.PASS_TO_PASS if t not in excluded and statuses.get(t) not in PASSING]
     reason = ""
     if f2p or p2p:
         reason = f"{len(f2p)}/{len(inst.FAIL_TO_PASS)} FAIL_TO_PASS and " \
@@ -50,6 +54,7 @@ def grade(inst: SweInstance, statuses: dict[str, Status]) -> Verdict:
 
 def judge(
     inst: SweInstance, env: TaskEnv, mirror: Path, diff: str, *, work_dir: Path | None = None,
+    excluded: frozenset[str] = frozenset(),
 ) -> Verdict:
     """Run the task's tests on a fresh checkout with the test patch and `diff` applied."""
     with tempfile.TemporaryDirectory(prefix="codeloop-judge-", dir=work_dir) as tmp:
@@ -66,7 +71,8 @@ def judge(
         if diff.strip() and ("setup.py" in diff or "setup.cfg" in diff or "pyproject" in diff):
             env.prepare(repo, edits=False)
         result = run_shell(test_command(env, inst), repo, env.environ(), TEST_TIMEOUT_S)
-    verdict = grade(inst, parse_output(env.spec.runner, result.output))
+    verdict = grade(inst, parse_output(env.spec.runner, result.output), excluded)
+    verdict.network = network_failures(result.output)
     verdict.seconds = result.seconds
     verdict.output_tail = result.tail(30)
     if result.timed_out:

@@ -35,7 +35,12 @@ def parse_pytest(output: str) -> dict[str, Status]:
         word, _, rest = line.partition(" ")
         if word not in _PYTEST_STATUSES or not rest or rest.startswith("["):
             continue  # "SKIPPED [1] file:line: reason" names no test id
-        statuses[_pytest_test_id(rest)] = word  # type: ignore[assignment]
+        test_id = _pytest_test_id(rest)
+        statuses[test_id] = word  # type: ignore[assignment]
+        if " " in test_id:
+            # The published FAIL_TO_PASS / PASS_TO_PASS lists cut such ids at the first space
+            # (the harness splits summary lines on whitespace); answer to that name as well.
+            statuses[test_id.split(" ", 1)[0]] = word  # type: ignore[assignment]
     return statuses
 
 
@@ -58,3 +63,21 @@ def parse_sympy(output: str) -> dict[str, Status]:
 
 def parse_output(runner: str, output: str) -> dict[str, Status]:
     return parse_sympy(output) if runner == "sympy" else parse_pytest(output)
+
+
+_NETWORK_ERRORS = re.compile(
+    r"ConnectionError|gaierror|Name or service not known|Temporary failure in name resolution"
+    r"|Network is unreachable|Max retries exceeded|ProxyError|nodename nor servname",
+)
+
+
+def network_failures(output: str) -> set[str]:
+    """Tests whose pytest summary line blames the network (unreachable from here)."""
+    found: set[str] = set()
+    for raw in output.splitlines():
+        line = _ANSI.sub("", raw).rstrip()
+        word, _, rest = line.partition(" ")
+        if word in ("FAILED", "ERROR") and _NETWORK_ERRORS.search(rest):
+            test_id = _pytest_test_id(rest)
+            found.update({test_id, test_id.split(" ", 1)[0]})
+    return found
