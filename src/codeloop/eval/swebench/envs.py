@@ -137,10 +137,10 @@ class EnvBuilder:
         except EnvUnavailable as exc:
             failed.write_text(json.dumps({"reason": exc.reason}))
             raise
-        info = {"interpreter": f"{interp.implementation} {interp.version} ({interp.path})",
-                "seconds": round(time.monotonic() - start, 1), "spec": spec.key}
-        ready.write_text(json.dumps(info))
-        return TaskEnv(spec, root, info["interpreter"])
+        described = f"{interp.implementation} {interp.version} ({interp.path})"
+        ready.write_text(json.dumps({"interpreter": described, "spec": spec.key,
+                                     "seconds": round(time.monotonic() - start, 1)}))
+        return TaskEnv(spec, root, described)
 
     def _build(
         self, spec: EnvSpec, root: Path, mirror: Path, setup_commit: str, repo: Path,
@@ -184,8 +184,8 @@ class EnvBuilder:
             steps.append((spec.install, "install the project"))
         build_requires = _build_requires(repo)
         if build_requires:
-            reqs = " ".join(shlex.quote(r) for r in build_requires)
-            steps.append((f"python -m pip install {reqs}", "install the build backend"))
+            backend = " ".join(shlex.quote(r) for r in build_requires)
+            steps.append((f"python -m pip install {backend}", "install the build backend"))
         if spec.runner == "pytest":
             steps.append(("python -c 'import pytest' || python -m pip install pytest",
                           "make sure pytest is there"))

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-import unidiff
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
 
 from codeloop.errors import CodeloopError
 
@@ -30,6 +31,8 @@ class PlannedEdit:
     new: str = ""
     # Where the hunk starts in the file as it is when this edit is made (1-based).
     line: int = 1
+    # The whole file once this edit (and every one before it) is made.
+    after: str = ""
 
 
 @dataclass
@@ -67,15 +70,16 @@ def _locate(current: list[str], old: list[str], expected: int) -> int | None:
 def plan_edits(patch: str, read: Callable[[str], str | None]) -> list[FilePlan]:
     """One edit per hunk of `patch`; `read(path)` gives a base file's text (None if absent)."""
     try:
-        patchset = unidiff.PatchSet(patch)
-    except unidiff.UnidiffParseError as exc:
+        patchset = PatchSet(patch)
+    except UnidiffParseError as exc:
         raise GoldPatchError(f"the gold patch is not a unified diff: {exc}") from exc
     plans: list[FilePlan] = []
     for pfile in patchset:
         path = pfile.path
         if pfile.is_added_file:
             content = _text([ln.value for h in pfile for ln in h if ln.is_added])
-            plans.append(FilePlan(path, [PlannedEdit(path, "create", new=content)], content))
+            plans.append(FilePlan(path, [PlannedEdit(path, "create", new=content, after=content)],
+                                  content))
             continue
         if pfile.is_removed_file:
             plans.append(FilePlan(path, [PlannedEdit(path, "delete")], ""))
@@ -98,8 +102,10 @@ def plan_edits(patch: str, read: Callable[[str], str | None]) -> list[FilePlan]:
             ):
                 old, new, start = _widen(current, start, old_len, old, new)
                 old_len = len(old)
-            plan.edits.append(PlannedEdit(path, "replace", _text(old), _text(new), start + 1))
             current[start : start + old_len] = new
+            plan.edits.append(
+                PlannedEdit(path, "replace", _text(old), _text(new), start + 1, _text(current))
+            )
         plan.final = _text(current)
         plans.append(plan)
     return plans
