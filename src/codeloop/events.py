@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 SCHEMA_VERSION = 1
 
+# The text a tool result starts with when its call was cut off by a crash or a kill.
+INTERRUPTED_MARKER = "[interrupted]"
+
 
 def now() -> float:
     return time.time()
