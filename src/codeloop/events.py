@@ -155,6 +155,7 @@ class ToolCallFinished(EventBase):
     truncated: bool = False
     untrusted: bool = False
     interrupted: bool = False
+    ends_session: bool = False
     duration_ms: float = 0.0
     data: dict[str, Any] = Field(default_factory=dict)
 

@@ -111,7 +111,8 @@ class ScriptedModel:
         if self.delay_s:
             time.sleep(self.delay_s)
         if turn.text and on_delta is not None:
-            on_delta(StreamDelta(text=turn.text))
+            for word in turn.text.split(" "):
+                on_delta(StreamDelta(text=word + " "))
         calls = []
         for n, spec in enumerate(turn.tool_calls):
             raw = spec.get("raw_arguments")

@@ -166,6 +166,8 @@ class Runner:
             return self.state
         if self.state.steps or self.state.status == "paused":
             self._resume()
+        if self.state.finish_summary is not None and not self.state.is_over:
+            self._finish("finished", summary=self.state.finish_summary)
         try:
             while not self.state.is_over:
                 if self._steer():
@@ -311,8 +313,8 @@ class Runner:
                         self._finish("needs_human", reason=message)
                     return True
         self._record(call, observation, duration)
-        if observation.ends_session and observation.ok:
-            self._finish("finished", summary=str(observation.data.get("summary", "")))
+        if self.state.finish_summary is not None:
+            self._finish("finished", summary=self.state.finish_summary)
         return True
 
     def _authorise(self, call: ToolCallData, checked: Validated) -> Observation | bool | None:
@@ -363,7 +365,7 @@ class Runner:
         self._emit(ToolCallFinished(
             step=self.state.steps, call_id=call.id, name=call.name, ok=obs.ok, output=text,
             error=obs.error, truncated=obs.truncated or cut, untrusted=untrusted,
-            duration_ms=duration_ms, data=obs.data,
+            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=obs.data,
         ))
 
 

@@ -71,6 +71,8 @@ class SessionState:
     approvals: dict[str, ApprovalGiven] = field(default_factory=dict)
     tainted: bool = False
     compactions: int = 0
+    # A successful finish whose SessionFinished was not yet written (killed in between).
+    finish_summary: str | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -144,6 +146,8 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
             ))
         state.pending_approvals.pop(event.call_id, None)
         state.transcript.append(event)
+        if event.ends_session and event.ok:
+            state.finish_summary = str(event.data.get("summary", ""))
     elif kind in ("user_message", "system_note"):
         state.transcript.append(event)
     elif isinstance(event, FileEdited):

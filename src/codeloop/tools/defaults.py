@@ -11,9 +11,9 @@ from codeloop.tools.run import RunTool
 
 
 def default_tools() -> list[Tool]:
-    from codeloop.tools.edit_tools import EditFileTool, WriteFileTool
+    from codeloop.tools.edit_tools import ApplyPatch, EditFile, WriteFile
 
-    return [ReadFileTool(), ListFilesTool(), GrepTool(), EditFileTool(), WriteFileTool(),
+    return [ReadFileTool(), ListFilesTool(), GrepTool(), EditFile(), WriteFile(), ApplyPatch(),
             RunTool(), FinishTool()]
 
 
