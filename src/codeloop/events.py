@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 SCHEMA_VERSION = 1
 
+# The text a tool result starts with when its call was cut off by a crash or a kill.
+INTERRUPTED_MARKER = "[interrupted]"
+
 
 def now() -> float:
     return time.time()
@@ -152,6 +155,7 @@ class ToolCallFinished(EventBase):
     truncated: bool = False
     untrusted: bool = False
     interrupted: bool = False
+    ends_session: bool = False
     duration_ms: float = 0.0
     data: dict[str, Any] = Field(default_factory=dict)
 
