@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from codeloop.eval.swebench.checkout import checkout, mirror_path
 from codeloop.eval.swebench.envs import EnvBuilder, EnvUnavailable, TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.judge import Verdict, grade, judge
-from codeloop.eval.swebench.specs import SpecMissing, spec_for
+from codeloop.eval.swebench.specs import EnvSpec, SpecMissing, spec_for
 
 
 @dataclass
@@ -33,6 +34,9 @@ class Validation:
         skip = frozenset(excluded)
         gold_ok = grade(inst, gold.statuses, skip)
         empty_ok = grade(inst, empty.statuses, skip)
+        if set(inst.FAIL_TO_PASS) <= skip:
+            return cls(False, "every FAIL_TO_PASS test needs the network, unreachable here",
+                       excluded)
         if not gold_ok.resolved:
             return cls(False, f"gold patch does not resolve here: {gold_ok.reason} "
                               f"(e.g. {(gold_ok.f2p_failing + gold_ok.p2p_failing)[0]})", excluded)
@@ -46,8 +50,10 @@ class Bench:
     """Mirrors, the environment cache and a scratch directory for checkouts."""
 
     def __init__(self, mirrors: Path, env_cache: Path, *, work_dir: Path | None = None,
-                 rebuild_envs: bool = False) -> None:
+                 rebuild_envs: bool = False,
+                 specs: Callable[[str, str], EnvSpec] = spec_for) -> None:
         self.mirrors = mirrors
+        self.specs = specs
         self.work_dir = work_dir
         self.builder = EnvBuilder(env_cache, rebuild=rebuild_envs)
 
@@ -57,7 +63,7 @@ class Bench:
     def environment(self, inst: SweInstance) -> TaskEnv:
         """The built environment for the task; raises EnvUnavailable with the reason."""
         try:
-            spec = spec_for(inst.repo, inst.version)
+            spec = self.specs(inst.repo, inst.version)
         except SpecMissing as exc:
             raise EnvUnavailable(exc.message) from exc
         mirror = self.mirror(inst)
