@@ -41,8 +41,9 @@ class Validation:
             return cls(False, f"gold patch does not resolve here: {gold_ok.reason} "
                               f"(e.g. {(gold_ok.f2p_failing + gold_ok.p2p_failing)[0]})", excluded)
         if empty_ok.resolved:
-            return cls(False, "resolved without any change: FAIL_TO_PASS tests pass before the "
-                              "fix here" + (" or need the network" if excluded else ""), excluded)
+            offline = " (the others need the network)" if skip & set(inst.FAIL_TO_PASS) else ""
+            return cls(False, "resolved without any change: the FAIL_TO_PASS tests that run here "
+                              f"pass before the fix{offline}", excluded)
         return cls(True, "", excluded)
 
 
