@@ -8,6 +8,7 @@ reinstalls only the repository itself (no dependencies, no network) into its fre
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -120,6 +121,14 @@ class EnvBuilder:
 
     def get(self, spec: EnvSpec, mirror: Path, setup_commit: str, repo: Path) -> TaskEnv:
         """The environment for `spec`, building it in `repo` (a fresh checkout) when missing."""
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        # Two evaluations sharing a cache must not build (or delete) the same env at once.
+        with (self.cache_dir / f"{spec.key}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return self._get_locked(spec, mirror, setup_commit, repo)
+
+    def _get_locked(self, spec: EnvSpec, mirror: Path, setup_commit: str, repo: Path
+                    ) -> TaskEnv:
         root = self.cache_dir / spec.key
         if self.rebuild and spec.key not in self._checked:
             shutil.rmtree(root, ignore_errors=True)

@@ -67,7 +67,8 @@ def parse_output(runner: str, output: str) -> dict[str, Status]:
 
 _NETWORK_ERRORS = re.compile(
     r"ConnectionError|gaierror|Name or service not known|Temporary failure in name resolution"
-    r"|Network is unreachable|Max retries exceeded|ProxyError|nodename nor servname",
+    r"|Network is unreachable|Max retries exceeded|ProxyError|nodename nor servname"
+    r"|ConnectTimeout|ReadTimeout|httpbin\.org",
 )
 
 
