@@ -29,6 +29,9 @@ from codeloop.eval.swebench.specs import EnvSpec
 
 BUILD_TIMEOUT_S = 1800.0
 REINSTALL_TIMEOUT_S = 600.0
+# The harness built its environments before NumPy 2 (June 2024); the code under test assumes
+# the NumPy 1 API (np.Inf, np.float_, ...). Applied to every pip call through PIP_CONSTRAINT.
+_CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
 
@@ -61,6 +64,7 @@ def base_environ(extra_path: Path | None = None) -> dict[str, str]:
     env.update({
         "PYTHONNOUSERSITE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
         "COLUMNS": "400", "LANG": env.get("LANG", "C.UTF-8"), "PYTHONIOENCODING": "utf-8",
+        "PIP_CONSTRAINT": str(_CONSTRAINTS),
     })
     return env
 
