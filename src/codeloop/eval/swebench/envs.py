@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import time
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -85,6 +87,14 @@ class TaskEnv:
         env = base_environ(self.bin_dir)
         env["VIRTUAL_ENV"] = str(self.root / "venv")
         return env
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the environment alone: the project is reinstalled into it for each checkout,
+        so two evaluations must not use one environment at the same time."""
+        with (self.root / "use.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
 
     def prepare(self, repo: Path, *, edits: bool = True) -> ShellResult:
         """Make `repo` runnable: pre-install edits (on a fresh checkout), then reinstall it alone."""
