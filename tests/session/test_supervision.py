@@ -30,9 +30,9 @@ def reading(n: int) -> list[Turn]:
 def test_step_budget_stops_and_keeps_the_work(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     script = [turn(call("edit_file", path="calc.py", old="a - b", new="a + b")), *reading(10)]
-    store, runner = new_session(tmp_path, repo, scripted(script), settings(max_steps=4))
+    store, runner = new_session(tmp_path, repo, scripted(script), settings(max_steps=5))
     state = runner.run()
-    assert state.status == "budget_exceeded" and state.steps == 4
+    assert state.status == "budget_exceeded" and state.steps == 5
     assert "steps" in (state.finished.reason if state.finished else "")
     assert "budget" in notes(store, runner)
     assert "+    return a + b" in runner.ctx.workspace.diff()

@@ -166,6 +166,7 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
         if getattr(event, "action", "") == "nudge":
             state.loop_nudges += 1
             state.actions_at_last_nudge = len(state.actions)
+            state.no_action_turns = 0
     elif isinstance(event, Compacted):
         state.compactions += 1
         state.transcript.append(event)
