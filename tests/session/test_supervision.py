@@ -40,7 +40,7 @@ def test_step_budget_stops_and_keeps_the_work(tmp_path: Path) -> None:
 
 def test_token_budget(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    store, runner = new_session(tmp_path, repo, scripted(reading(20)), settings(max_tokens=1500))
+    _store, runner = new_session(tmp_path, repo, scripted(reading(20)), settings(max_tokens=1500))
     state = runner.run()
     assert state.status == "budget_exceeded" and state.total_tokens >= 1500
 
@@ -49,7 +49,7 @@ def test_wall_clock_budget(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     model = scripted(reading(20))
     model.delay_s = 0.15
-    store, runner = new_session(tmp_path, repo, model, settings(wall_clock_s=0.5))
+    _store, runner = new_session(tmp_path, repo, model, settings(wall_clock_s=0.5))
     state = runner.run()
     assert state.status == "budget_exceeded" and 0.5 <= state.active_s < 5
 
@@ -64,7 +64,7 @@ def test_cost_budget_with_a_priced_provider(tmp_path: Path) -> None:
         model = OpenAIModel("priced", api_key="k", base_url=fake.url + "/v1",
                             price=Price(input=1.0, output=10.0), max_retries=0)
         repo = make_repo(tmp_path)
-        store, runner = new_session(tmp_path, repo, model, settings(max_cost_usd=0.3))
+        _store, runner = new_session(tmp_path, repo, model, settings(max_cost_usd=0.3))
         state = runner.run()
     finally:
         fake.stop()
