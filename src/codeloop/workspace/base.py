@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -45,7 +46,7 @@ class Workspace(Protocol):
 
     def list(self, rel: str = ".") -> list[str]: ...
 
-    def changed_files(self) -> list[str]: ...
+    def changed_files(self) -> builtins.list[str]: ...
 
     def diff(self) -> str:
         """A git-style unified diff of the session's changes against the user's tree."""
@@ -54,3 +55,18 @@ class Workspace(Protocol):
     def apply(self) -> ApplyResult: ...
 
     def discard(self) -> None: ...
+
+
+class LayeredWorkspace(Workspace, Protocol):
+    """A workspace whose commands run on an overlay: `absorb` takes in a command's upper layer."""
+
+    @property
+    def state_dir(self) -> Path: ...
+
+    def absorb(self, upper: Path) -> builtins.list[str]:
+        """Merge an overlayfs upper layer into `path`; returns the changed paths."""
+        ...
+
+    def undo(self, checkpoint: str | None = None) -> builtins.list[str]:
+        """Restore the user's files as they were before an `apply`; returns restored paths."""
+        ...
