@@ -16,6 +16,19 @@ class ApplyResult:
     checkpoint: str | None = None
 
 
+@dataclass
+class FileChange:
+    """One entry of the session's diff, as shown to people and in `--json`."""
+
+    path: str
+    status: str  # added, modified, deleted, renamed, mode, type
+    old_path: str | None = None
+    old_mode: str | None = None
+    new_mode: str | None = None
+    binary: bool = False
+    diff: str = field(default="", repr=False)
+
+
 class Workspace(Protocol):
     """Reads see the user's files, writes land aside; the user's tree changes only on `apply`."""
 
@@ -65,6 +78,10 @@ class LayeredWorkspace(Workspace, Protocol):
 
     def absorb(self, upper: Path) -> builtins.list[str]:
         """Merge an overlayfs upper layer into `path`; returns the changed paths."""
+        ...
+
+    def changes(self) -> builtins.list[FileChange]:
+        """The session's changes as diff entries (renames paired), `.git` left out."""
         ...
 
     def undo(self, checkpoint: str | None = None) -> builtins.list[str]:

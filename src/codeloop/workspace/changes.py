@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from codeloop.workspace import fsops
+from codeloop.workspace.base import FileChange
 from codeloop.workspace.diffing import EXECUTABLE, REGULAR, SYMLINK, file_diff, is_binary
 from codeloop.workspace.errors import UnsafePath
 from codeloop.workspace.manifest import Manifest
@@ -50,27 +51,18 @@ class RawChange:
     unsafe_parent: bool = False
 
 
-@dataclass
-class FileChange:
-    """One entry of the session's diff, as shown to people and in `--json`."""
-
-    path: str
-    status: str  # added, modified, deleted, renamed, mode, type
-    old_path: str | None = None
-    old_mode: str | None = None
-    new_mode: str | None = None
-    binary: bool = False
-    diff: str = field(default="", repr=False)
-
-
 def has_git_component(rel: str) -> bool:
     return any(part.lower() == ".git" for part in rel.split("/"))
 
 
 def scan(manifest: Manifest, merged: str, include_git: bool) -> set[str]:
-    """Paths that may differ from the farm-time state; over-reports, never under-reports."""
+    """Paths that may differ from the farm-time state; over-reports, never under-reports.
+
+    A hard link still shared with the user's file is settled by its inode number alone (the
+    user's link keeps that number from being reused); anything else by its full stat.
+    """
     entries = manifest.entries
-    exact = manifest.kind != "overlay"
+    copy_mode = manifest.kind != "overlay"
     suspects: set[str] = set()
     seen: set[str] = set()
     stack = [(merged, "")]
@@ -89,8 +81,12 @@ def scan(manifest: Manifest, merged: str, include_git: bool) -> set[str]:
                     suspects.add(rel)
                     continue
                 kind = "l" if e.is_symlink() else "f" if e.is_file(follow_symlinks=False) else "o"
-                if (kind != rec.kind or e.inode() != rec.m_ino
-                        or (exact and not rec.merged_matches(e.stat(follow_symlinks=False)))):
+                if kind != rec.kind or e.inode() != rec.m_ino:
+                    suspects.add(rel)
+                elif ((copy_mode or rec.m_ino != rec.u_ino)
+                      and not rec.merged_matches(e.stat(follow_symlinks=False))):
+                    # Our own inode (a copy or a symlink): its number may be reused after a
+                    # replacement, so the full stat decides.
                     suspects.add(rel)
     for rel in entries:
         if rel not in seen and (include_git or not rel.startswith(".git/")):

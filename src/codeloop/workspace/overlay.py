@@ -22,9 +22,8 @@ from pathlib import Path
 from codeloop.workspace import fsops
 from codeloop.workspace.absorb import absorb_upper
 from codeloop.workspace.apply import apply_changes, judge, latest_checkpoint, undo_changes
-from codeloop.workspace.base import ApplyResult
+from codeloop.workspace.base import ApplyResult, FileChange
 from codeloop.workspace.changes import (
-    FileChange,
     RawChange,
     describe,
     evaluate,
