@@ -6,6 +6,7 @@ written. Each file is then replaced atomically (temp file + rename), never edite
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.workspace import fsops
-from codeloop.workspace.changes import RawChange, Side, has_git_component
+from codeloop.workspace.changes import RawChange, Side, has_git_component, side_at
 from codeloop.workspace.errors import NoCheckpoint, UnsafePath
 from codeloop.workspace.manifest import Manifest
 
@@ -90,13 +91,26 @@ def _drop(base_fd: int, rel: str) -> None:
         pass
 
 
+def _holds_entries(base_fd: int, rel: str) -> bool:
+    try:
+        fd = fsops.open_dir(base_fd, fsops.split(rel))
+    except (OSError, UnsafePath):
+        return False
+    try:
+        return bool(os.listdir(fd))
+    finally:
+        os.close(fd)
+
+
 def _prune_dirs(base_fd: int, merged_fd: int, rels: list[str]) -> None:
-    """Remove directories the deletions emptied that the merged view no longer has as dirs."""
+    """Remove directories the deletions emptied that are gone or empty in the merged view too.
+
+    Git does not track empty directories, so an emptied one is not part of the change.
+    """
     dirs = sorted({os.path.dirname(r) for r in rels} - {""}, key=len, reverse=True)
     for d in dirs:
         while d:
-            mst = fsops.lstat_at(merged_fd, d)
-            if mst is not None and stat.S_ISDIR(mst.st_mode):
+            if _holds_entries(merged_fd, d):
                 break
             try:
                 with fsops.parent_fd(base_fd, d) as (pfd, name):
@@ -106,8 +120,16 @@ def _prune_dirs(base_fd: int, merged_fd: int, rels: list[str]) -> None:
             d = os.path.dirname(d)
 
 
-def _stat_list(st: os.stat_result | None) -> list[int] | None:
-    return None if st is None else [st.st_ino, st.st_mtime_ns, st.st_size, st.st_mode]
+def _fingerprint(base_fd: int, rel: str) -> str | None:
+    """What a file holds (type, permission bits, content hash); None if absent or unreadable."""
+    try:
+        side = side_at(base_fd, rel)
+    except (OSError, UnsafePath):
+        return None
+    if side is None:
+        return None
+    digest = hashlib.sha256(side.data).hexdigest()
+    return f"{side.kind}:{stat.S_IMODE(side.mode):o}:{digest}"
 
 
 def apply_changes(raw: list[RawChange], root_fd: int, merged_fd: int, cp_dir: Path) -> None:
@@ -135,7 +157,7 @@ def apply_changes(raw: list[RawChange], root_fd: int, merged_fd: int, cp_dir: Pa
         if ch.after is not None:
             _put(root_fd, ch.rel, ch.after, _new_mode(ch.before, ch.after), created)
     for item in items:
-        item["post"] = _stat_list(fsops.lstat_at(root_fd, str(item["rel"])))
+        item["post"] = _fingerprint(root_fd, str(item["rel"]))
     record.update(state="applied", created_dirs=created)
     record_path.write_text(json.dumps(record))
 
@@ -157,8 +179,7 @@ def undo_changes(cp_dir: Path, root_fd: int) -> tuple[list[str], list[str]]:
     if record.get("state") != "applied":
         raise NoCheckpoint(f"checkpoint {cp_dir.name} is not an applied change set")
     items = record["items"]
-    changed_since = [i["rel"] for i in items
-                     if _stat_list(fsops.lstat_at(root_fd, i["rel"])) != i.get("post")]
+    changed_since = [i["rel"] for i in items if _fingerprint(root_fd, i["rel"]) != i.get("post")]
     if changed_since:
         return [], changed_since
     files_fd = os.open(cp_dir / "files", fsops.DIR_FLAGS)
