@@ -90,7 +90,7 @@ def _expand_braces(pattern: str) -> list[str]:
 @dataclass(frozen=True)
 class _PathPattern:
     anchor: str  # "" = the repository root; otherwise an absolute directory
-    spec: pathspec.PathSpec
+    spec: pathspec.PathSpec[Any]
 
     @classmethod
     def parse(cls, text: str) -> _PathPattern:

@@ -585,7 +585,7 @@ def _shell_script_arg(argv: list[str]) -> tuple[int, bool, str]:
         if a == "--":
             i += 1
             break
-        if a.startswith("-") and len(a) > 1 or a.startswith("+"):
+        if (a.startswith("-") and len(a) > 1) or a.startswith("+"):
             letters = a.lstrip("-+")
             if a.startswith("--"):
                 if a in ("--rcfile", "--init-file"):
@@ -665,9 +665,9 @@ def _finish(out: ShellAnalysis, words: list[_Word], outer: list[str], depth: int
             out.problems.append(f"`{name}` reads its program from standard input")
     elif name == "find":
         _find_exec(out, words, depth)
-    elif name in ("source", "."):
-        if len(argv) < 2 or argv[1] in ("/dev/stdin", "-", "/proc/self/fd/0") or words[1].expanded:
-            out.problems.append("`source` of standard input or of an expansion")
+    elif name in ("source", ".") and (
+            len(argv) < 2 or argv[1] in ("/dev/stdin", "-", "/proc/self/fd/0") or words[1].expanded):
+        out.problems.append("`source` of standard input or of an expansion")
     out.commands.append(SimpleCommand(tuple(argv), full, inline))
 
 
