@@ -15,8 +15,13 @@ MESSAGE_OVERHEAD = 4
 
 
 class TokenCounter(Protocol):
-    name: str
-    estimated: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def estimated(self) -> bool:
+        """True when counts are a chars/4 estimate, not a real tokenizer's."""
+        ...
 
     def count(self, text: str) -> int: ...
 
