@@ -26,7 +26,7 @@ from codeloop.index.chunks import Chunk
 from codeloop.index.graph import FileGraph, build_graph
 from codeloop.index.lexical import LexicalIndex
 from codeloop.index.terms import path_terms, terms
-from codeloop.index.walker import MAX_FILE_BYTES, skipped_by_name, walk
+from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, skipped_by_name, walk
 
 SWEEP_INTERVAL_S = 5.0
 _MAX_RETRIES = 2
@@ -184,6 +184,10 @@ class RepoIndex:
             try:
                 for rel in paths:
                     row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
+                    if is_ignored(self.root, rel):
+                        if row is not None:
+                            self._drop(rel)
+                        continue
                     self._refresh_file(rel, None if row is None else str(row[0]))
                 self.db.execute("COMMIT")
             except BaseException:

@@ -74,6 +74,25 @@ def walk(root: Path) -> Iterator[WalkedFile]:
     yield from _walk_dir(root, "", specs)
 
 
+def is_ignored(root: Path, rel: str) -> bool:
+    """Whether `walk` would leave out this one path (checked without walking the tree)."""
+    parts = rel.split("/")
+    if any(part in SKIP_DIRS for part in parts[:-1]) or skipped_by_name(rel):
+        return True
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+    exclude = _load_spec(root / ".git" / "info" / "exclude")
+    if exclude is not None:
+        specs.append(("", exclude))
+    for depth in range(len(parts)):
+        prefix = "/".join(parts[:depth]) + "/" if depth else ""
+        spec = _load_spec(root / prefix / ".gitignore")
+        if spec is not None:
+            specs.append((prefix, spec))
+        if depth and _ignored(prefix.rstrip("/"), True, specs):
+            return True
+    return _ignored(rel, False, specs)
+
+
 def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:
     for base, spec in specs:
         sub = rel[len(base):] if base else rel
