@@ -32,7 +32,7 @@ from codeloop.session.setup import (
 )
 from codeloop.session.state import SessionState, fold
 from codeloop.session.store import SQLiteEventStore
-from codeloop.workspace.copy import CopyWorkspace
+from codeloop.workspace.factory import open_workspace
 
 console = Console(highlight=False)
 
@@ -60,7 +60,7 @@ def session_diff(store: SQLiteEventStore, session_id: str) -> str:
     state = session_dir(row.id) / "workspace"
     if not state.exists():
         return ""
-    return CopyWorkspace(Path(row.repo), state).diff()
+    return open_workspace(Path(row.repo), state).diff()
 
 
 def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settings, model: Model,
