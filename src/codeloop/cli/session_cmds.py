@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.approve import terminal_approver
 from codeloop.cli.render import STATUS_STYLE, JsonRenderer, LiveRenderer, diff_view
 from codeloop.config import Settings, load_settings
 from codeloop.errors import CodeloopError
@@ -68,8 +69,9 @@ def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settin
     """Run (or continue) a session with live output; prints the final diff for people."""
     renderer = _renderer(json_out)
     control = Control()
+    approver = None if json_out else terminal_approver(console)
     runner = build_runner(store, session_id, repo, settings, model,
-                          parts=RuntimeParts(control=control),
+                          parts=RuntimeParts(control=control, approver=approver),
                           on_event=renderer.on_event, on_delta=renderer.on_delta)
     with _sigterm_as_stop(control):
         state = runner.run()
@@ -80,6 +82,9 @@ def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settin
             console.print(diff_view(diff))
         console.print(f"[dim]session {session_id} · {state.steps} steps · "
                       f"${state.cost_usd:.4f} · status {state.status}[/]")
+        if state.status == "waiting_approval":
+            console.print(f"waiting for approval: answer with [bold]codeloop resume {session_id}[/]"
+                          " in a terminal")
         if diff and state.status == "finished":
             console.print(f"review with [bold]codeloop diff {session_id}[/], apply with "
                           f"[bold]codeloop apply {session_id}[/]")

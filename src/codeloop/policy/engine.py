@@ -3,6 +3,7 @@ its output. Fails closed: an error while deciding is a deny."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -239,6 +240,12 @@ class PolicyEngine:
     @staticmethod
     def remember_rule(name: str, args: dict[str, Any]) -> str:
         return remember_rule(name, args)
+
+    def allow_rule(self, text: str) -> None:
+        """Add an allow rule for the rest of the session ("approve and remember")."""
+        rule = Rule.parse(text)
+        if rule not in self.rules.allow:
+            self.rules = dataclasses.replace(self.rules, allow=(*self.rules.allow, rule))
 
 
 def approval_digest(name: str, args: dict[str, Any]) -> str:

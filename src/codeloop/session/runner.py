@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -75,6 +75,8 @@ class Policy(Protocol):
     def post_tool(self, name: str, args: dict[str, Any], output: str) -> PostToolResult: ...
 
     def approval_digest(self, name: str, args: dict[str, Any]) -> str: ...
+
+    def allow_rule(self, text: str) -> None: ...
 
 
 class FinishGate(Protocol):
@@ -164,6 +166,7 @@ class Runner:
             raise ModelError(f"session {self.session_id} has no start event")
         if self.state.is_over:
             return self.state
+        self._remember_rules(self.state.approvals.values())
         if self.state.steps or self.state.status == "paused":
             self._resume()
         if self.state.finish_summary is not None and not self.state.is_over:
@@ -280,9 +283,6 @@ class Runner:
         return True
 
     def _run_call(self, call: ToolCallData) -> bool:
-        step = self.state.steps
-        if call.id not in self.state.started_calls:
-            self._emit(ToolCallStarted(step=step, call=call))
         checked = self.registry.validate(call)
         if isinstance(checked, Observation):
             self._record(call, checked, 0.0)
@@ -294,6 +294,7 @@ class Runner:
             if verdict is not True:
                 self._record(call, verdict, 0.0)
                 return True
+        self._start(call)
         begin = time.perf_counter()
         try:
             observation = checked.tool.run(checked.args, self.ctx)
@@ -347,6 +348,7 @@ class Runner:
             if answer is None:
                 return None
             self._emit(answer)
+            self._remember_rules([answer])
             given = answer
         digest_now = self.policy.approval_digest(call.name, args)
         if not given.approved:
@@ -355,7 +357,20 @@ class Runner:
             return Observation(ok=False, error="the approval was for a different call; not run")
         return True
 
+    def _remember_rules(self, approvals: Iterable[ApprovalGiven]) -> None:
+        if self.policy is None:
+            return
+        for given in approvals:
+            if given.approved and given.remember_rule:
+                self.policy.allow_rule(given.remember_rule)
+
+    def _start(self, call: ToolCallData) -> None:
+        """Recorded just before the tool runs: started-but-unfinished means interrupted."""
+        if call.id not in self.state.started_calls:
+            self._emit(ToolCallStarted(step=self.state.steps, call=call))
+
     def _record(self, call: ToolCallData, obs: Observation, duration_ms: float) -> None:
+        self._start(call)
         text = obs.output
         untrusted = obs.untrusted
         if self.policy is not None and text:
