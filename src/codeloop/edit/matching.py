@@ -91,6 +91,7 @@ class _Doc:
         self.lines = body.split("\n") if text else []
         self._keys: dict[KeyFn, list[str]] = {}
         self._index: dict[tuple[KeyFn, bool], tuple[list[int], str, list[int]]] = {}
+        self.scans: dict[tuple[tuple[str, ...], float], _Scan | None] = {}
 
     def keys(self, fn: KeyFn) -> list[str]:
         if fn not in self._keys:
@@ -152,13 +153,20 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
             f"the search text is empty but {path} already has content",
             "give the lines to replace as the search text, or use write_file to rewrite the file",
         )
+    S, R = split_lines(search), split_lines(replace)
+    first = 0
     if not edit.whole_lines:
         done = _substring(text, search, replace, edit, path)
         if done is not None:
             return done
+        first = 1
+    elif not edit.replace_all:
+        hits = _line_hits(text, S)
+        if len(hits) == 1:
+            return _splice(text, hits[0], S, R)
+        first = 1 if not hits else 0
     doc = _Doc(text)
-    S, R = split_lines(search), split_lines(replace)
-    for level in LEVELS[0 if edit.whole_lines else 1:]:
+    for level in LEVELS[first:]:
         cands = _FINDERS[level](doc, S, R)
         if not cands:
             continue
@@ -194,6 +202,29 @@ def _substring(text: str, search: str, replace: str, edit: Edit, path: str) -> E
         new_text = text[: hits[0]] + replace + text[hits[0] + len(search):]
     return EditResult(new_text, "exact", text.count("\n", 0, hits[0]) + 1,
                       search.count("\n") + 1, replace.count("\n") + 1)
+
+
+def _line_hits(text: str, S: list[str]) -> list[int]:
+    """Character offsets where the lines S occur whole in `text` (the fast exact path)."""
+    hay = text if text.endswith("\n") else text + "\n"
+    pattern = "\n".join(S) + "\n"
+    hits, at = [], hay.find(pattern)
+    while at != -1:
+        if at == 0 or hay[at - 1] == "\n":
+            hits.append(at)
+        at = hay.find(pattern, at + 1)
+    return hits
+
+
+def _splice(text: str, at: int, S: list[str], R: list[str]) -> EditResult:
+    end = at + sum(len(s) + 1 for s in S)
+    new = "\n".join(R) + "\n" if R else ""
+    if end > len(text):  # the match took the last line, which has no newline
+        new = new[:-1] if new else ""
+        if not new and at > 0:  # deleting the last line: drop the newline before it
+            at -= 1
+    return EditResult(text[:at] + new + text[end:], "exact", text.count("\n", 0, at) + 1,
+                      len(S), len(R))
 
 
 # --- finders, one per level ------------------------------------------------------------
@@ -354,31 +385,42 @@ class _Scan:
     runner_start: int
 
 
-def fuzzy_scan(doc: _Doc, S: list[str]) -> _Scan | None:
-    """The most similar window of the file (blank lines ignored) and the best one apart from it."""
-    query_keys = [k for k in map(key_fold, S) if k]
-    rows, _, _ = doc.index(key_fold, True)
-    if not query_keys or not rows:
+def fuzzy_scan(doc: _Doc, S: list[str], cutoff: float = 0.0) -> _Scan | None:
+    """The most similar window of the file (blank lines ignored) and the best one apart from it.
+
+    Windows scoring under `cutoff` count as 0, which lets rapidfuzz skip most of them early.
+    """
+    token = (tuple(S), cutoff)
+    if token in doc.scans:
+        return doc.scans[token]
+    query = "\n".join(k for k in map(key_fold, S) if k)
+    rows, hay, offsets = doc.index(key_fold, True)
+    if not query or not rows:
         return None
-    keys = [doc.keys(key_fold)[r] for r in rows]
-    query = "\n".join(query_keys)
-    n = len(query_keys)
+    n, total = query.count("\n") + 1, len(rows)
+    ends = [*offsets[1:], len(hay)]
     scored: list[tuple[float, int, int]] = []
-    for size in {max(1, n - 1), n, n + 1}:
-        for p in range(max(1, len(keys) - size + 1)):
-            score = fuzz.ratio(query, "\n".join(keys[p:p + size]))
-            scored.append((score, p, min(p + size, len(keys))))
+    for size in sorted({max(1, n - 1), n, n + 1}):
+        size = min(size, total)
+        for p in range(total - size + 1):
+            score = fuzz.ratio(query, hay[offsets[p]:ends[p + size - 1] - 1], score_cutoff=cutoff)
+            if score:
+                scored.append((score, p, p + size))
+    if not scored:
+        doc.scans[token] = None
+        return None
     scored.sort(key=lambda t: -t[0])
     best, bp, bq = scored[0]
-    runner = next(((s, p) for s, p, q in scored if q <= bp or p >= bq), (0.0, -1))
-    return _Scan(best, rows[bp], rows[bq - 1] + 1, runner[0],
-                 rows[runner[1]] if runner[1] >= 0 else -1)
+    runner = next(((sc, p) for sc, p, q in scored if q <= bp or p >= bq), (0.0, -1))
+    scan = _Scan(best, rows[bp], rows[bq - 1] + 1, runner[0], rows[runner[1]] if runner[1] >= 0 else -1)
+    doc.scans[token] = scan
+    return scan
 
 
 def _fuzzy(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
     if sum(1 for s in S if s.strip()) < 2:
         return []
-    scan = fuzzy_scan(doc, S)
+    scan = fuzzy_scan(doc, S, FUZZY_MIN - FUZZY_MARGIN)
     if scan is None or scan.best < FUZZY_MIN:
         return []
     if scan.best - scan.runner_up < FUZZY_MARGIN:
