@@ -230,11 +230,11 @@ def _splice(text: str, at: int, S: list[str], R: list[str]) -> EditResult:
 # --- finders, one per level ------------------------------------------------------------
 
 
-def _fixer(level: int, pairs: list[tuple[str, str]], R: list[str]) -> LineFix | None:
+def _fixer(level: int, pairs: list[tuple[str, str]]) -> LineFix | None:
     """The fix-up applied to new lines given the level and the aligned (search, file) lines."""
     fixes: list[LineFix] = [trailing_fix(pairs)]
     if level >= LEVELS.index("indentation"):
-        reindent = fit_indent([p for p in pairs if p[0].strip()], R) if pairs else identity
+        reindent = fit_indent([p for p in pairs if p[0].strip()]) if pairs else identity
         if reindent is None:
             return None
         fixes.append(reindent)
@@ -259,7 +259,7 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
         out = []
         for start in doc.find(fn, [fn(s) for s in S]):
             pairs = list(zip(S, doc.lines[start:start + len(S)], strict=True))
-            fix = _fixer(rank, pairs, R)
+            fix = _fixer(rank, pairs)
             if fix is not None:
                 out.append(_Candidate(start, start + len(S),
                                       [(start + i, start + i + 1) for i in range(len(S))], fix))
@@ -301,7 +301,7 @@ def _blank_lines(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
 def _candidate(doc: _Doc, S: list[str], R: list[str], start: int, end: int,
                align: dict[int, Span], rank: int) -> _Candidate | None:
     pairs = [(S[si], doc.lines[a]) for si, (a, b) in sorted(align.items()) if b - a == 1]
-    fix = _fixer(rank, pairs, [r for r in R if not is_marker(r)])
+    fix = _fixer(rank, pairs)
     if fix is None:
         return None
     return _Candidate(start, end, [align.get(i) for i in range(len(S))], fix)
@@ -439,7 +439,7 @@ def _fuzzy(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
     exact_pairs = [(S[si], doc.lines[a]) for si, (a, _) in align.items() if skeys[si] == key_fold(doc.lines[a])]
     # New lines are placed by the indentation of the lines that match exactly; without one
     # uniform rule there is no safe place for them.
-    fix = _fixer(LEVELS.index("unicode"), exact_pairs, R)
+    fix = _fixer(LEVELS.index("unicode"), exact_pairs)
     if fix is None:
         return []
     return [_Candidate(scan.start, scan.end, [align.get(i) for i in range(len(S))], fix)]
