@@ -35,15 +35,15 @@ from codeloop.edit.formats import parse_patch
 from codeloop.edit.matching import Edit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peer_venvs import venv_python  # noqa: E402
+from peer_venvs import venv_python
 
 FORMATS = ("edit_file", "search_replace", "unified", "envelope")
 PERTURBATIONS = (
     "exact", "trimmed_context", "extra_context", "dedent", "overindent", "tabs_spaces",
-    "indent_2sp", "trailing_ws", "curly_quotes", "elision", "wrong_line_numbers",
+    "trailing_ws", "curly_quotes", "elision", "wrong_line_numbers",
     "no_line_numbers", "missing_blank_line",
 )
-WHITESPACE = {"exact", "dedent", "overindent", "tabs_spaces", "indent_2sp", "trailing_ws",
+WHITESPACE = {"exact", "dedent", "overindent", "tabs_spaces", "trailing_ws",
               "missing_blank_line"}
 LINE_NUMBER_ONLY = {"wrong_line_numbers", "no_line_numbers"}
 PATH = "target.py"
@@ -201,11 +201,6 @@ def perturb(h: Hunk, pert: str) -> tuple[Body, int] | None:
         if not any(t.startswith("    ") for t in texts):
             return None
         return _map_text(body, lambda t: _lead(t).replace("    ", "\t") + t.lstrip()), start
-    if pert == "indent_2sp":
-        if _uses_tabs(h.base) or not any(t.startswith("    ") for t in texts):
-            return None
-        return _map_text(body, lambda t: " " * (len(_lead(t)) // 2) + t.lstrip()
-                         if set(_lead(t)) <= {" "} else t), start
     if pert == "trailing_ws":
         return [(k, t + "  " if i % 2 else t) for i, (k, t) in enumerate(body)], start
     if pert == "curly_quotes":
@@ -254,7 +249,7 @@ def _elide(body: Body, start: int) -> tuple[Body, int] | None:
         return None
     i, j = best
     marker = _lead(next((t for _, t in body[i:j] if t.strip()), "")) + "..."
-    return body[:i] + [(" ", marker)] + body[j:], start
+    return [*body[:i], (" ", marker), *body[j:]], start
 
 
 # --- the ambiguity oracle: independent of the engine ------------------------------------
@@ -263,7 +258,7 @@ def _elide(body: Body, start: int) -> tuple[Body, int] | None:
 def _norm_for(pert: str):  # type: ignore[no-untyped-def]
     if pert == "trailing_ws":
         return str.rstrip
-    if pert in ("dedent", "overindent", "tabs_spaces", "indent_2sp"):
+    if pert in ("dedent", "overindent", "tabs_spaces"):
         return str.strip
     if pert == "curly_quotes":
         return lambda s: s.replace("“", '"').replace("”", '"').replace("’", "'")
@@ -468,7 +463,7 @@ def report(cases: list[Case], peers: list[str]) -> dict[str, object]:
             unamb = r["cases"] - r["ambiguous"]
             line = (f"{fmt:<15}{pert:<20}{r['cases']:>7}{r['ambiguous']:>7}"
                     f"{_pct(r['correct'], unamb):>10.2f}{r['refused']:>9}{r['wrong']:>7}{r['guessed']:>9}")
-            if fmt == "search_replace" or (fmt == "ALL" and False):
+            if fmt == "search_replace":
                 line += "".join(f"{_pct(r[p + '_correct'], unamb):>12.2f}{r[p + '_wrong']:>10}" for p in peers)
             print(line)
         print()

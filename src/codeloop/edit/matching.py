@@ -18,11 +18,16 @@ from rapidfuzz import fuzz
 from codeloop.edit.errors import AmbiguousMatch, BadReplacement, NoMatch
 from codeloop.edit.normalize import (
     LineFix,
+    aligned_prefix,
+    columns,
     fit_indent,
     identity,
     key_fold,
     key_rstrip,
     key_strip,
+    lead,
+    scaled_levels,
+    structural,
     trailing_fix,
     unicode_fix,
 )
@@ -80,6 +85,8 @@ class _Candidate:
     end: int
     align: list[Span | None]
     fix: LineFix = identity
+    # Search indent widths when the re-indent scales widths (e.g. 2 -> 4 spaces).
+    levels: set[int] | None = None
 
 
 class _Doc:
@@ -234,7 +241,8 @@ def _fixer(level: int, pairs: list[tuple[str, str]]) -> LineFix | None:
     """The fix-up applied to new lines given the level and the aligned (search, file) lines."""
     fixes: list[LineFix] = [trailing_fix(pairs)]
     if level >= LEVELS.index("indentation"):
-        reindent = fit_indent([p for p in pairs if p[0].strip()]) if pairs else identity
+        nonblank = [p for p in pairs if p[0].strip()]
+        reindent = (fit_indent(nonblank) or fit_indent(structural(nonblank))) if pairs else identity
         if reindent is None:
             return None
         fixes.append(reindent)
@@ -262,7 +270,8 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
             fix = _fixer(rank, pairs)
             if fix is not None:
                 out.append(_Candidate(start, start + len(S),
-                                      [(start + i, start + i + 1) for i in range(len(S))], fix))
+                                      [(start + i, start + i + 1) for i in range(len(S))], fix,
+                                      scaled_levels(pairs)))
         return out
 
     return find
@@ -285,7 +294,19 @@ def _piece_matches(doc: _Doc, S: list[str], idx: list[int]) -> list[tuple[int, i
                                       zip(nonblank[1:], files[1:], strict=False), strict=False):
             for si, fi in zip(range(s0 + 1, s1), range(f0 + 1, f1), strict=False):
                 align[si] = (fi, fi + 1)
-        out.append((files[0], files[-1] + 1, align))
+        # Blank lines at either end pair up with blank file lines just outside the match.
+        lo, hi = files[0], files[-1] + 1
+        for si in range(nonblank[0] - 1, idx[0] - 1, -1):
+            if lo == 0 or doc.lines[lo - 1].strip():
+                break
+            lo -= 1
+            align[si] = (lo, lo + 1)
+        for si in range(nonblank[-1] + 1, idx[-1] + 1):
+            if hi >= len(doc.lines) or doc.lines[hi].strip():
+                break
+            align[si] = (hi, hi + 1)
+            hi += 1
+        out.append((lo, hi, align))
     return out
 
 
@@ -304,7 +325,7 @@ def _candidate(doc: _Doc, S: list[str], R: list[str], start: int, end: int,
     fix = _fixer(rank, pairs)
     if fix is None:
         return None
-    return _Candidate(start, end, [align.get(i) for i in range(len(S))], fix)
+    return _Candidate(start, end, [align.get(i) for i in range(len(S))], fix, scaled_levels(pairs))
 
 
 def _elision(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
@@ -442,7 +463,8 @@ def _fuzzy(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
     fix = _fixer(LEVELS.index("unicode"), exact_pairs)
     if fix is None:
         return []
-    return [_Candidate(scan.start, scan.end, [align.get(i) for i in range(len(S))], fix)]
+    return [_Candidate(scan.start, scan.end, [align.get(i) for i in range(len(S))], fix,
+                       scaled_levels(exact_pairs))]
 
 
 _FINDERS: dict[str, Callable[[_Doc, list[str], list[str]], list[_Candidate]]] = {
@@ -501,13 +523,33 @@ def _choose(doc: _Doc, cands: list[_Candidate], edit: Edit, level: str, path: st
     raise _ambiguous(path, [c.start + 1 for c in pool], level)
 
 
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(S: list[str], R: list[str], elided: bool) -> list[Opcode]:
+    """How R differs from S; with elision, the i-th '...' of each side is pinned together."""
+    if not elided:
+        return list(SequenceMatcher(None, S, R, autojunk=False).get_opcodes())
+    cuts_s = [-1, *(i for i, x in enumerate(S) if is_marker(x)), len(S)]
+    cuts_r = [-1, *(j for j, x in enumerate(R) if is_marker(x)), len(R)]
+    ops: list[Opcode] = []
+    for k in range(len(cuts_s) - 1):
+        a, b = cuts_s[k] + 1, cuts_s[k + 1]
+        c, d = cuts_r[k] + 1, cuts_r[k + 1]
+        for tag, i1, i2, j1, j2 in SequenceMatcher(None, S[a:b], R[c:d], autojunk=False).get_opcodes():
+            ops.append((tag, a + i1, a + i2, c + j1, c + j2))
+        if b < len(S):
+            ops.append(("equal", b, b + 1, d, d + 1))
+    return ops
+
+
 def _patch(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) -> list[str]:
     """The new lines for the candidate's window: file lines where the edit keeps them."""
     if level == "exact":
         return list(R)
     lines, out, p = doc.lines, [], cand.start
     elided = level == "elision"
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, S, R, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(S, R, elided):
         if tag == "equal":
             for si in range(i1, i2):
                 span = cand.align[si]
@@ -525,9 +567,26 @@ def _patch(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) 
         if spans:
             out.extend(lines[p:spans[0][0]])
             p = max(p, spans[-1][1])
-        out.extend(cand.fix(r) for r in R[j1:j2])
+        for j in range(j1, j2):
+            out.append(_fix_new(cand, R, j, out))
     out.extend(lines[p:cand.end])
     return out
+
+
+def _fix_new(cand: _Candidate, R: list[str], j: int, out: list[str]) -> str:
+    """A new line fitted to the file.
+
+    Under a scaled indent (say 2 -> 4 spaces), a continuation line the model aligned under
+    the previous line's open bracket is aligned under the same bracket in the file's text.
+    """
+    line = cand.fix(R[j])
+    width = columns(lead(R[j]))
+    if cand.levels is not None and out and j > 0 and width not in cand.levels:
+        theirs = aligned_prefix(R[j - 1])
+        ours = aligned_prefix(out[-1])
+        if theirs is not None and ours is not None and columns(theirs) == width:
+            return ours + line.lstrip()
+    return line
 
 
 def _apply_one(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) -> EditResult:

@@ -104,6 +104,61 @@ def _remove_prefix(prefix: str) -> LineFix:
     return fix
 
 
+def scaled_levels(pairs: list[tuple[str, str]]) -> set[int] | None:
+    """The search's indent widths (columns) if the file's indent unit differs from the search's.
+
+    Under such a scaling, a continuation line aligned under a bracket cannot be mapped by
+    width alone; the caller refuses new continuation lines at widths not seen here.
+    """
+    leads = [(_columns(lead(s), 4), _columns(lead(f), 4)) for s, f in pairs if s.strip()]
+    levels = sorted(set(leads))
+    if len(levels) < 2:
+        return None
+    (s1, f1), (s2, f2) = levels[0], levels[-1]
+    if s2 == s1 or f2 - f1 == s2 - s1:
+        return None
+    return {sw for sw, _ in leads}
+
+
+def _open_brackets(line: str) -> list[int]:
+    """Positions of the brackets `line` leaves open (quotes tracked roughly, one line)."""
+    stack: list[int] = []
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            stack.append(i)
+        elif ch in ")]}" and stack:
+            stack.pop()
+    return stack
+
+
+def aligned_prefix(prev: str) -> str | None:
+    """The indentation that aligns a continuation line with `prev`'s last open bracket.
+
+    None when no bracket is left open or when it ends the line (a hanging indent then
+    follows the indent width instead).
+    """
+    stack = _open_brackets(prev)
+    if not stack or not prev[stack[-1] + 1:].split("#")[0].strip():
+        return None
+    return "".join(c if c == "\t" else " " for c in prev[: stack[-1] + 1])
+
+
+def structural(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The pairs whose indentation is block structure, not continuation-line alignment."""
+    return [p for i, p in enumerate(pairs) if i == 0 or not _open_brackets(pairs[i - 1][0])]
+
+
+def columns(ws: str, tab: int = 4) -> int:
+    return _columns(ws, tab)
+
+
 def _columns(ws: str, tab: int) -> int:
     col = 0
     for ch in ws:
