@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sys
 import tempfile
 import time
@@ -41,6 +42,7 @@ def _openhands():
 
 
 def main() -> None:
+    logging.disable(logging.CRITICAL)  # the peers log every call at DEBUG; that is not their speed
     job = json.load(sys.stdin)
     apply = {"aider": _aider, "openhands": _openhands}[job["peer"]]()
     out = []

@@ -7,7 +7,6 @@ hint or an end-of-file marker that singles one out, never by picking the first.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from codeloop.edit.normalize import (
     aligned_prefix,
     columns,
     fit_indent,
+    fold,
     identity,
     key_fold,
     key_rstrip,
@@ -43,7 +43,7 @@ LEVELS = (
     "fuzzy",
 )
 ELISION_MARKERS = frozenset({"...", "…", "# ...", "// ...", "/* ... */", "# …"})
-# A line-number hint settles an ambiguity only when exactly one candidate is this close.
+# A line-number hint settles an ambiguity when one candidate is nearest to it, this close.
 HINT_SLACK = 5
 # Fuzzy matching accepts a window only this similar (0-100) and this far ahead of the
 # best window that does not overlap it.
@@ -96,39 +96,44 @@ class _Doc:
         self.trailing = text.endswith("\n") or text == ""
         body = text[:-1] if text.endswith("\n") else text
         self.lines = body.split("\n") if text else []
+        self.ascii = text.isascii()
         self._keys: dict[KeyFn, list[str]] = {}
-        self._index: dict[tuple[KeyFn, bool], tuple[list[int], str, list[int]]] = {}
+        self._index: dict[tuple[KeyFn, bool], tuple[list[int], str]] = {}
         self.scans: dict[tuple[tuple[str, ...], float], _Scan | None] = {}
 
     def keys(self, fn: KeyFn) -> list[str]:
         if fn not in self._keys:
-            self._keys[fn] = [fn(line) for line in self.lines]
+            if fn is key_fold:
+                # Folding line by line is slow (str.translate with a dict); fold once, or
+                # not at all when the file is ASCII, where folding changes nothing.
+                folded = self.lines if self.ascii else fold("\n".join(self.lines)).split("\n")
+                self._keys[fn] = [line.strip() for line in folded]
+            else:
+                self._keys[fn] = [fn(line) for line in self.lines]
         return self._keys[fn]
 
-    def index(self, fn: KeyFn, nonblank: bool) -> tuple[list[int], str, list[int]]:
-        """(file line of each indexed line, their keys joined by newlines, char offsets)."""
+    def index(self, fn: KeyFn, nonblank: bool) -> tuple[list[int], str]:
+        """(file line of each indexed line, their keys joined and newline-terminated)."""
         token = (fn, nonblank)
         if token not in self._index:
             keys = self.keys(fn)
             rows = [i for i, k in enumerate(keys) if k] if nonblank else list(range(len(keys)))
-            picked = [keys[i] for i in rows]
-            offsets, pos = [], 0
-            for k in picked:
-                offsets.append(pos)
-                pos += len(k) + 1
-            self._index[token] = (rows, "\n".join(picked) + "\n", offsets)
+            picked = [keys[i] for i in rows] if nonblank else keys
+            self._index[token] = (rows, "\n".join(picked) + "\n")
         return self._index[token]
 
     def find(self, fn: KeyFn, needle: list[str], nonblank: bool = False) -> list[int]:
         """Positions (in the index's rows) where `needle` keys occur as consecutive lines."""
-        rows, hay, offsets = self.index(fn, nonblank)
+        rows, hay = self.index(fn, nonblank)
         if not needle or not rows:
             return []
         pattern = "\n".join(needle) + "\n"
-        found, at = [], hay.find(pattern)
+        found, at, line, prev = [], hay.find(pattern), 0, 0
         while at != -1:
             if at == 0 or hay[at - 1] == "\n":
-                found.append(bisect.bisect_left(offsets, at))
+                line += hay.count("\n", prev, at)
+                prev = at
+                found.append(line)
             at = hay.find(pattern, at + 1)
         return found
 
@@ -171,9 +176,13 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
         hits = _line_hits(text, S)
         if len(hits) == 1:
             return _splice(text, hits[0], S, R)
-        first = 1 if not hits else 0
+        if hits:
+            return _splice(text, _choose_hit(text, hits, S, edit, path), S, R)
+        first = 1
     doc = _Doc(text)
     for level in LEVELS[first:]:
+        if _same_as_previous(level, text, doc, S):
+            continue
         cands = _FINDERS[level](doc, S, R)
         if not cands:
             continue
@@ -206,9 +215,35 @@ def _substring(text: str, search: str, replace: str, edit: Edit, path: str) -> E
             raise _ambiguous(path, [text.count("\n", 0, h) + 1 for h in hits], "exact (overlapping)")
         new_text = text.replace(search, replace)
     else:
-        new_text = text[: hits[0]] + replace + text[hits[0] + len(search):]
+        new_text = text[: hits[0]] + _indent_like_hit(text, hits[0], search, replace) + text[hits[0] + len(search):]
     return EditResult(new_text, "exact", text.count("\n", 0, hits[0]) + 1,
                       search.count("\n") + 1, replace.count("\n") + 1)
+
+
+def _same_as_previous(level: str, text: str, doc: _Doc, S: list[str]) -> bool:
+    """Whether `level` cannot find anything the level before it did not (a cheap skip)."""
+    if level == "trailing_whitespace":
+        return (all(s == s.rstrip() for s in S) and " \n" not in text and "\t\n" not in text
+                and not text.endswith((" ", "\t")))
+    if level == "unicode":
+        return doc.ascii and all(s.isascii() for s in S)
+    return False
+
+
+def _indent_like_hit(text: str, at: int, search: str, replace: str) -> str:
+    """Indent a multi-line replacement for a one-line search that starts after indentation.
+
+    `return x` -> `y = 1\nreturn y` written without the file's indentation means every new
+    line belongs at the search's indentation, not only the first.
+    """
+    prefix = text[text.rfind("\n", 0, at) + 1:at]
+    rest = replace.split("\n")[1:]
+    if "\n" in search or not rest or prefix.strip() or not prefix:
+        return replace
+    if all(line.startswith(prefix) for line in rest if line.strip()):
+        return replace
+    head = replace.split("\n")[0]
+    return "\n".join([head, *(prefix + line if line.strip() else line for line in rest)])
 
 
 def _line_hits(text: str, S: list[str]) -> list[int]:
@@ -221,6 +256,18 @@ def _line_hits(text: str, S: list[str]) -> list[int]:
             hits.append(at)
         at = hay.find(pattern, at + 1)
     return hits
+
+
+def _choose_hit(text: str, hits: list[int], S: list[str], edit: Edit, path: str) -> int:
+    """The one exact hit a hint or anchor singles out (offsets to lines counted incrementally)."""
+    starts, line, prev = [], 0, 0
+    for h in hits:
+        line += text.count("\n", prev, h)
+        starts.append(line)
+        prev = h
+    cands = [_Candidate(st, st + len(S), []) for st in starts]
+    chosen = _choose(_Doc(text), cands, edit, "exact", path)
+    return hits[cands.index(chosen)]
 
 
 def _splice(text: str, at: int, S: list[str], R: list[str]) -> EditResult:
@@ -415,11 +462,14 @@ def fuzzy_scan(doc: _Doc, S: list[str], cutoff: float = 0.0) -> _Scan | None:
     if token in doc.scans:
         return doc.scans[token]
     query = "\n".join(k for k in map(key_fold, S) if k)
-    rows, hay, offsets = doc.index(key_fold, True)
+    rows, hay = doc.index(key_fold, True)
     if not query or not rows:
         return None
     n, total = query.count("\n") + 1, len(rows)
-    ends = [*offsets[1:], len(hay)]
+    offsets = [0]
+    for key in hay.split("\n")[:-1]:
+        offsets.append(offsets[-1] + len(key) + 1)
+    ends = offsets[1:]
     scored: list[tuple[float, int, int]] = []
     for size in sorted({max(1, n - 1), n, n + 1}):
         size = min(size, total)
@@ -514,8 +564,10 @@ def _choose(doc: _Doc, cands: list[_Candidate], edit: Edit, level: str, path: st
         pool = after or pool
     if len(pool) > 1 and edit.hint_line is not None:
         hint = edit.hint_line - 1
-        near = [c for c in pool if abs(c.start - hint) <= HINT_SLACK]
-        pool = near or pool
+        near = sorted(pool, key=lambda c: abs(c.start - hint))
+        best = abs(near[0].start - hint)
+        if best <= HINT_SLACK and abs(near[1].start - hint) > best:
+            pool = near[:1]
     if len(pool) > 1 and edit.at_eof:
         pool = [c for c in pool if c.end == len(doc.lines)] or pool
     if len(pool) == 1:
