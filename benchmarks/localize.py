@@ -21,7 +21,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
