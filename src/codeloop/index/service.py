@@ -12,6 +12,7 @@ file and the query is run again.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sqlite3
 import threading
 import time
@@ -523,12 +524,20 @@ _OPEN: dict[tuple[Path, Path | None], RepoIndex] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_index(root: Path, cache: Path | None = None) -> RepoIndex:
-    """The index for `root`, opened once per process and path (and brought up to date)."""
+def open_index(root: Path, cache: Path | None = None, seed: Path | None = None) -> RepoIndex:
+    """The index for `root`, opened once per process and path (and brought up to date).
+
+    `seed` is a tree `root` was copied from (a workspace's source repository): if `root` has
+    no index yet and `seed` has one, it is copied first, so only the files that differ are
+    parsed (copies keep modification times; paths in the index are relative)."""
     key = (root.resolve(), cache if cache is not None else store.cache_root())
     with _OPEN_LOCK:
         index = _OPEN.get(key)
         if index is None:
+            target = store.index_dir(root, key[1])
+            source = store.index_dir(seed, key[1]) if seed is not None else None
+            if source is not None and source.is_dir() and not target.exists():
+                shutil.copytree(source, target)
             index = RepoIndex(root, key[1], background_sweeps=True)
             index.update()
             _OPEN[key] = index
