@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.sandbox.base import CommandResult, Limits
+from codeloop.sandbox.bwrap_info import SandboxTracker
 from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
@@ -125,12 +126,14 @@ class BwrapSandbox:
         cwd = Path(os.path.realpath(cwd))
         layout = self._layout(cwd)
         fd = program_fd(seccomp_program())
+        tracker = SandboxTracker()
         try:
             profile = Profile(
                 mount=layout.mount,
                 cwd=cwd,
                 env=command_env(env, home="/tmp"),
                 seccomp_fd=fd,
+                info_fd=tracker.write_fd,
                 tmp_size_mb=self.tmp_size_mb,
                 shm_size_mb=self.shm_size_mb,
                 drop_to=self._drop,
@@ -142,8 +145,10 @@ class BwrapSandbox:
                 env=launcher_env(),
                 timeout_s=lim.timeout_s,
                 max_output_bytes=lim.max_output_bytes,
-                pass_fds=(fd,),
+                pass_fds=(fd, tracker.write_fd),
                 preexec_fn=_rlimits(lim),
+                started=tracker.started,
+                finished=tracker.finished,
             )
         finally:
             os.close(fd)
