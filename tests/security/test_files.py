@@ -84,11 +84,14 @@ def test_case6_planted_secrets_and_home_are_invisible(box: Box) -> None:
     home = os.path.expanduser("~")
     result = box.run(
         f"cat {box.secrets}/.env {box.secrets}/.ssh/id_ed25519 {box.secrets}/.aws/credentials;"
-        f" ls -la {home} ~/.ssh ~/.aws; echo HOME=$HOME; grep -r {box.token} / 2>/dev/null; true",
+        f" ls -la {home} ~/.ssh ~/.aws; echo HOME=$HOME;"
+        f" grep -rl {box.token} /tmp /etc /home /root /run /var /mnt /opt /srv . 2>/dev/null; true",
         timeout_s=60,
     )
-    assert box.token not in result.output.replace(f"grep -r {box.token}", "")
-    assert f"HOME={home}" not in result.output or home == "/tmp"
+    assert box.token not in result.output
+    assert "HOME=/tmp" in result.output
+    if home != "/tmp":
+        assert f"cannot access '{home}': No such file" in result.output
 
 
 def test_case7_writes_outside_the_workspace_fail(box: Box) -> None:

@@ -31,8 +31,20 @@ def test_case21_only_explicit_variables_are_passed(box: Box) -> None:
     result = box.sandbox.run("env", cwd=box.workspace.path, env={"ALLOWED": "yes"})
     names = {line.split("=", 1)[0] for line in result.output.splitlines() if "=" in line}
     assert "ALLOWED" in names
-    assert names <= {"ALLOWED", "PATH", "HOME", "LANG", "LC_ALL", "TERM", "PWD", "SHLVL", "_",
-                     "PYTHONDONTWRITEBYTECODE", "NO_COLOR", "OLDPWD"}
+    assert names <= {
+        "ALLOWED",
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "TERM",
+        "PWD",
+        "SHLVL",
+        "_",
+        "PYTHONDONTWRITEBYTECODE",
+        "NO_COLOR",
+        "OLDPWD",
+    }
 
 
 def test_case22_ptrace_and_process_vm_are_denied(box: Box) -> None:

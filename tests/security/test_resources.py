@@ -41,9 +41,7 @@ def test_case28_shell_fork_bomb_is_contained(box: Box) -> None:
 
 
 def test_case29_memory_bomb_fails(box: Box) -> None:
-    result = box.run(
-        "python3 -c 'x = bytearray(2 * 1024**3); print(\"ALLOCATED\")'", memory_mb=512
-    )
+    result = box.run("python3 -c 'x = bytearray(2 * 1024**3); print(\"ALLOCATED\")'", memory_mb=512)
     assert "ALLOCATED" not in result.output
     assert "MemoryError" in result.output
 
@@ -94,7 +92,7 @@ def test_case33_daemons_do_not_outlive_the_command(box: Box) -> None:
     result = box.run(
         f"setsid nohup sleep {marker} >/dev/null 2>&1 & "
         f"(sh -c 'sleep {marker}1 &' &); "
-        f"python3 -c \"import os, time\nif os.fork() == 0:\n  os.setsid()\n  if os.fork() == 0:\n"
+        f'python3 -c "import os, time\nif os.fork() == 0:\n  os.setsid()\n  if os.fork() == 0:\n'
         f"    os.execvp('sleep', ['sleep', '{marker}2'])\"; echo started"
     )
     assert "started" in result.output

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
 from codeloop.sandbox.process import run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
-from codeloop.sandbox.upper import sanitize_upper
+from codeloop.sandbox.upper import remove_tree, sanitize_upper
 
 _RUNS_DIR = "sandbox-runs"
 
@@ -179,5 +178,5 @@ class BwrapSandbox:
             elif upper is not None and self.workspace is not None and any(upper.iterdir()):
                 notes.append("the workspace cannot absorb command writes; they were dropped")
         finally:
-            shutil.rmtree(layout.run_dir, ignore_errors=True)
+            remove_tree(layout.run_dir)
         return notes
