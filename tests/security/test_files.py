@@ -52,7 +52,9 @@ def test_case4_write_to_a_hard_linked_workspace_file_spares_the_original(
     class LinkedWorkspace:
         kind = "overlay"
         path = view
-        absorbed: list[str] = []
+
+        def __init__(self) -> None:
+            self.absorbed: list[str] = []
 
         def absorb(self, upper: Path) -> None:
             self.absorbed += sorted(p.name for p in upper.iterdir())

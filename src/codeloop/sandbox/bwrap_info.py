@@ -17,17 +17,29 @@ class SandboxTracker:
 
     def __init__(self) -> None:
         self._read, self.write_fd = os.pipe2(os.O_CLOEXEC)
+        self._open = [self._read, self.write_fd]
         self._pidfd: int | None = None
+
+    def __enter__(self) -> SandboxTracker:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for fd in self._open:
+            os.close(fd)
+        self._open = []
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
 
     def started(self) -> None:
         os.close(self.write_fd)
+        self._open.remove(self.write_fd)
         data = b""
         while select.select([self._read], [], [], _INFO_WAIT_S)[0]:
             chunk = os.read(self._read, 4096)
             if not chunk:
                 break
             data += chunk
-        os.close(self._read)
         with contextlib.suppress(ValueError, KeyError, ProcessLookupError, OSError):
             pid = int(json.loads(data.decode())["child-pid"])
             self._pidfd = os.pidfd_open(pid)
@@ -40,5 +52,3 @@ class SandboxTracker:
         if self._pidfd is None:
             return
         select.select([self._pidfd], [], [], _TEARDOWN_S)
-        os.close(self._pidfd)
-        self._pidfd = None

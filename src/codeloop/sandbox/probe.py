@@ -171,7 +171,9 @@ def probe() -> Capabilities:
         caps.uid_drop = Probe(False, f"{SETPRIV} missing (util-linux)")
         drop = None
     started = _trial(bwrap, drop, overlay=False, script="id -u")
-    caps.bwrap = Probe(True, f"starts; commands run as uid {started.detail}") if started.ok else started
+    caps.bwrap = (
+        Probe(True, f"starts; commands run as uid {started.detail}") if started.ok else started
+    )
     if root and drop is not None:
         caps.uid_drop = (
             Probe(True, f"commands run as uid {drop[0]} via setpriv")
