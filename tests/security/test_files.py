@@ -92,7 +92,8 @@ def test_case6_planted_secrets_and_home_are_invisible(box: Box) -> None:
     )
     assert box.token not in result.output
     assert "HOME=/tmp" in result.output
-    if home != "/tmp":
+    # A home that is an ancestor of the workspace shows up only as empty mount-point dirs.
+    if Path(home) not in box.workspace.path.parents and home != "/tmp":
         assert f"cannot access '{home}': No such file" in result.output
 
 
