@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -84,7 +85,8 @@ class BwrapSandbox:
         if runs is not None:
             runs.mkdir(exist_ok=True)
         run_dir = Path(tempfile.mkdtemp(prefix="codeloop-run-", dir=runs))
-        stack.callback(remove_tree, run_dir)
+        # Removing overlay scratch costs milliseconds the caller need not wait for.
+        stack.callback(threading.Thread(target=remove_tree, args=(run_dir,)).start)
         upper, work = run_dir / "upper", run_dir / "work"
         upper.mkdir()
         work.mkdir()
