@@ -30,7 +30,12 @@ from codeloop.workspace.changes import (
     has_git_component,
     scan,
 )
-from codeloop.workspace.errors import ProtectedPath, WorkspaceError, WorkspaceStateError
+from codeloop.workspace.errors import (
+    ProtectedPath,
+    UnsafePath,
+    WorkspaceError,
+    WorkspaceStateError,
+)
 from codeloop.workspace.farm import build_farm
 from codeloop.workspace.manifest import Entry, Manifest
 from codeloop.workspace.paths import confine
@@ -101,13 +106,16 @@ class OverlayWorkspace:
             except FileNotFoundError:
                 st = None
             if st is not None and not stat.S_ISREG(st.st_mode):
-                raise WorkspaceError(f"{target} exists and is not a regular file")
+                raise UnsafePath(f"{target} changed into something other than a regular file",
+                                 "read it again and retry the write")
             mode = stat.S_IMODE(st.st_mode) & 0o777 if st is not None else 0o644
             fsops.write_file_at(pfd, name, data, mode)
             self._touch([target])
 
     def delete(self, rel: str) -> None:
         inside = self._inside(rel).rstrip("/")
+        if "\x00" in inside or inside.startswith("~"):
+            confine(self._merged, inside)  # raises the same refusal as for reads and writes
         head, name = os.path.split(inside)
         if name in ("", ".", ".."):
             raise WorkspaceError(f"{rel!r} names no file to delete")
