@@ -16,7 +16,6 @@ import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import astuple
 from pathlib import Path
 
 from codeloop.workspace import fsops
@@ -178,7 +177,7 @@ class OverlayWorkspace:
             entries = self._manifest.entries
             cp_dir.mkdir()
             (cp_dir / "entries.json").write_text(json.dumps(
-                {ch.rel: astuple(entries[ch.rel]) if ch.rel in entries else None for ch in raw}))
+                {ch.rel: entries[ch.rel].row() if ch.rel in entries else None for ch in raw}))
             apply_changes(raw, rfd, mfd, cp_dir)
             for ch in raw:
                 self._record(ch.rel, rfd, mfd)
@@ -257,6 +256,13 @@ class OverlayWorkspace:
             fresh = Entry(kind, fresh.u_ino, fresh.u_mtime, fresh.u_size, fresh.u_mode,
                           old.m_ino, old.m_mtime, old.m_ctime, old.m_size, old.m_mode)
         self._manifest.entries[rel] = fresh
+        parent = os.path.dirname(rel)
+        while parent and parent not in self._manifest.dirs:
+            dst = fsops.lstat_at(mfd, parent)
+            if dst is None or not stat.S_ISDIR(dst.st_mode):
+                break
+            self._manifest.dirs[parent] = dst.st_ino
+            parent = os.path.dirname(parent)
 
     def _raw(self, include_git: bool, mfd: int | None = None,
              rfd: int | None = None) -> builtins.list[RawChange]:
