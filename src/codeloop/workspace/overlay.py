@@ -9,12 +9,14 @@ overlay's upper layer to `absorb` after each command. The user's tree changes on
 from __future__ import annotations
 
 import builtins
+import contextlib
 import fcntl
 import json
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -158,6 +160,21 @@ class OverlayWorkspace:
             changed = sorted(set(report.changed))
             self._touch(changed)
             return changed
+
+    @contextmanager
+    def layer(self) -> Iterator[tuple[Path, Path]]:
+        """Fresh (upper, work) dirs for one command's overlay, on the merged view's filesystem
+        so that `absorb` moves files by rename; removed afterwards."""
+        layers = self._state / "layers"
+        layers.mkdir(exist_ok=True)
+        top = Path(tempfile.mkdtemp(dir=layers))
+        upper, work = top / "upper", top / "work"
+        upper.mkdir()
+        work.mkdir()
+        try:
+            yield upper, work
+        finally:
+            _remove_tree(top)
 
     def apply(self) -> ApplyResult:
         """Write the changes into the user's tree (all or nothing), after a checkpoint."""
@@ -319,3 +336,14 @@ class OverlayWorkspace:
             yield fd
         finally:
             os.close(fd)
+
+
+def _remove_tree(top: Path) -> None:
+    """Remove a layer; overlayfs leaves its work dir mode 000, which an owner may chmod back."""
+    def allow_and_retry(func: Callable[..., object], path: str, _exc: object) -> None:
+        os.chmod(os.path.dirname(path), 0o700)
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o700)
+        func(path)
+
+    shutil.rmtree(top, onerror=allow_and_retry)
