@@ -32,8 +32,8 @@ def generate(root: Path, files: int) -> None:
         body = "".join(f"def f{i}_{j}(x):\n    return x * {j} + {i}\n\n" for j in range(20 + i % 40))
         (d / f"mod{i}.py").write_text(body)
     git(["init", "-q"], root)
-    git(["add", "-A"], root)
-    git(["-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
+    git(["-c", "gc.auto=0", "add", "-A"], root)
+    git(["-c", "gc.auto=0", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
          "commit", "-qm", "generated"], root)
     git(["gc", "-q"], root)
 
