@@ -42,7 +42,7 @@ _MODE_DEFAULTS: dict[str, dict[str, Action]] = {
     "auto-edit": {"read": "allow", "write": "allow", "execute": "ask", "network": "ask"},
     "full-auto": {"read": "allow", "write": "allow", "execute": "allow", "network": "allow"},
 }
-_SECRET_FILES = pathspec.PathSpec.from_lines("gitwildmatch", [
+_SECRET_FILES = pathspec.GitIgnoreSpec.from_lines([
     ".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*",
     "id_ed25519*", ".ssh/", ".aws/", ".gnupg/", ".netrc", ".npmrc", ".pypirc",
     ".git-credentials", "credentials", "credentials.*", "*secret*", "*.kdbx",

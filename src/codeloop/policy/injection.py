@@ -57,7 +57,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("conceal_from_user", re.compile(
         r"\b(?:do not|don't|dont|never)\s+(?:tell|inform|mention (?:this )?to|reveal (?:this )?to|"
         r"show (?:this )?to|notify|alert|let)\s+(?:the\s+)?(?:user|human|developer|operator|reviewer|"
-        r"owner)s?\b|\bwithout (?:asking|telling|informing|notifying|alerting)\s+(?:the\s+)?"
+        r"owner)s?\b(?!\s+(?:to|how|that they)\b)|\bwithout (?:asking|telling|informing|notifying|alerting)\s+(?:the\s+)?"
         r"(?:user|human|developer|operator|reviewer)\b|\b(?:silently|secretly|covertly|quietly)\s+"
         r"(?:run|execute|send|upload|post|delete|install|modify|exfiltrate|copy)\b", re.I)),
     ("exfiltration", re.compile(

@@ -132,8 +132,8 @@ def _hidden(m: re.Match[str], result: ScrubResult) -> str:
         return ""
     if m.group("vs") is not None:
         run = m.group("vs")
-        if len(run) == 1 and run < "\U000e0100" and _emoji_base(prev):
-            return run  # VS15/VS16 after an emoji or keycap base: ordinary emoji spelling
+        if len(run) == 1 and run < "\U000e0100" and prev and (ord(prev) > 0x7F or prev in "#*0123456789"):
+            return run  # one VS15/VS16 after a symbol or keycap base: ordinary emoji spelling
         result.removed["variation_selectors"] += len(run)
         if len(run) > 1:
             data = bytes((ord(c) - 0xFE00) if c < "\U000e0100" else (ord(c) - 0xE0100 + 16) for c in run)
@@ -162,7 +162,7 @@ def _hidden(m: re.Match[str], result: ScrubResult) -> str:
 def _emoji_base(ch: str) -> bool:
     if not ch:
         return False
-    return unicodedata.category(ch) in ("So", "Sk") or ch in "#*0123456789\ufe0f" or 0x1F3FB <= ord(ch) <= 0x1F3FF
+    return unicodedata.category(ch) in ("So", "Sk") or ch == "\ufe0f" or 0x1F3FB <= ord(ch) <= 0x1F3FF
 
 
 def _letter(ch: str) -> bool:
