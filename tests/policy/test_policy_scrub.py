@@ -126,3 +126,17 @@ def test_byte_order_mark_at_start_is_dropped_quietly() -> None:
     result = scrub("\ufeffname,value\n")
     assert result.text == "name,value\n"
     assert not result.suspicious
+
+
+def test_palette_colour_eight_is_not_concealment() -> None:
+    result = scrub("\x1b[38;5;8mgrey\x1b[0m \x1b[48;2;8;8;8mdark\x1b[0m")
+    assert result.text == "grey dark"
+    assert not result.suspicious
+    assert result.removed["color"] == 4
+
+
+def test_large_coloured_output_is_scrubbed_completely() -> None:
+    text = "\x1b[31mFAILED\x1b[0m test_%d\n" * 5000
+    result = scrub(text)
+    assert "\x1b" not in result.text
+    assert result.removed["color"] == 10000

@@ -207,7 +207,7 @@ class PolicyEngine:
     def _post_tool(self, name: str, args: dict[str, Any], output: str, cwd: Path,
                    session_id: str) -> PostToolResult:
         cleaned = scrub(output)
-        flags = [f"hidden:{c}" for c in sorted(cleaned.removed) if c in SUSPICIOUS]
+        flags = [f"hidden:{c}" for c in sorted(cleaned.removed) if c in SUSPICIOUS and cleaned.removed[c]]
         findings = scan(cleaned.text) + [f for h in cleaned.hidden_text for f in scan(h)]
         flags += [f"injection:{f.kind}:line {f.line}" for f in findings]
         if cleaned.hidden_text:
