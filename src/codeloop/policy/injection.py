@@ -60,8 +60,9 @@ _PATTERNS: list[_Pattern] = [
        r"(?:instructions?|prompt|directives?)\s*(?:for (?:the )?" + _AI + r"\s*)?:",
        ("instruction", "prompt", "directive"), before=30, after=80),
     _p("addressed_to_ai",
-       r"\b(?:attention|note|message|instructions?|important|notice|reminder|request|memo)\s*"
-       r"(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?" + _AI + r"\b",
+       r"\b(?:attention|note|message|important|notice|reminder|request|memo)\s*"
+       r"(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?" + _AI + r"\b"
+       r"|\binstructions?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?" + _AI + r"\s*:",
        ("attention", "note", "message", "instruction", "important", "notice", "reminder",
         "request", "memo"), before=2, after=60),
     _p("addressed_to_ai", r"\bif you are (?:an?\s+|the\s+)?" + _AI + r"\b", ("if you are",),
@@ -81,7 +82,7 @@ _PATTERNS: list[_Pattern] = [
        ("you are now", " mode"), before=20, after=60),
     _p("fake_markup",
        r"<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id|"
-       r"end_header_id|eot_id)\|>|\[/?INST\]|<</?SYS>>|<start_of_turn>|"
+       r"end_header_id|eot_id)\|>|(?-i:\[/?INST\]|<</?SYS>>)|<start_of_turn>|"
        r"</?(?:system[-_]reminder|system[-_]prompt|tool[-_]call|tool[-_]result|tool[-_]use|"
        r"function[-_]calls?|function[-_]results?|invoke\s+name=)[^>\n]{0,60}>",
        ("<|", "inst]", "sys>>", "<start_of_turn>", "system-", "system_", "tool_", "tool-",
@@ -92,9 +93,9 @@ _PATTERNS: list[_Pattern] = [
        r"\b(?:do not|don't|dont|never)\s+(?:tell|inform|mention (?:this )?to|reveal (?:this )?to|"
        r"show (?:this )?to|notify|alert|let)\s+(?:the\s+)?(?:user|human|developer|operator|reviewer|"
        r"owner)s?\b(?!\s+(?:to|how|that they)\b)|\bwithout (?:asking|telling|informing|notifying|"
-       r"alerting)\s+(?:the\s+)?(?:user|human|developer|operator|reviewer)\b|\b(?:silently|"
-       r"secretly|covertly|quietly)\s+(?:run|execute|send|upload|post|delete|install|modify|"
-       r"exfiltrate|copy)\b",
+       r"alerting)\s+(?:the\s+)?(?:user|human|developer|operator|reviewer)\b|\b(?:secretly|"
+       r"covertly)\s+(?:run|execute|send|upload|post|delete|install|modify|exfiltrate|copy)\b"
+       r"|\b(?:silently|quietly)\s+(?:send|upload|exfiltrate|transmit|leak)\b",
        ("do not", "don't", "dont", "never", "without", "silently", "secretly", "covertly",
         "quietly"), before=2, after=80),
     _p("exfiltration",
