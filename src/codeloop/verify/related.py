@@ -1,0 +1,119 @@
+"""Pick the tests most likely affected by a set of changed files.
+
+A small import scan: a test file is related when it is a changed file itself, imports a
+changed module (or the package that holds it), or is named for it (`test_<stem>.py`).
+Go maps a changed file to its package directory. Rust and unknown languages get none,
+and the caller runs the wider suite.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", ".tox", "build", "dist", "__pycache__", "target"}
+_PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ()*]+)|import\s+([\w., ]+))", re.MULTILINE)
+_JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"](\.{1,2}/[^'"]+)['"]""")
+_JS_EXT = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs")
+
+
+def _is_py_test(rel: str) -> bool:
+    name = posixpath.basename(rel)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _is_js_test(rel: str) -> bool:
+    name = posixpath.basename(rel)
+    return name.endswith(_JS_EXT) and (".test." in name or ".spec." in name or "/__tests__/" in f"/{rel}")
+
+
+def _walk(root: Path, wanted: tuple[str, ...]) -> Iterable[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
+        for name in filenames:
+            if name.endswith(wanted):
+                yield Path(dirpath, name).relative_to(root).as_posix()
+
+
+def _module_names(rel: str) -> set[str]:
+    """Every dotted name the file could be imported as (src layouts strip a leading prefix)."""
+    parts = rel.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return {".".join(parts[i:]) for i in range(len(parts)) if parts[i:]}
+
+
+def _py_imports(text: str) -> set[str]:
+    names: set[str] = set()
+    for found in _PY_IMPORT.finditer(text):
+        module, imported, plain = found.groups()
+        if plain:
+            names.update(p.strip().split(" as ")[0] for p in plain.split(",") if p.strip())
+        elif module and not module.startswith("."):
+            names.add(module)
+            names.update(f"{module}.{n.strip().split(' as ')[0]}" for n in imported.strip("()").split(",") if n.strip())
+    return names
+
+
+def _python_related(root: Path, changed: list[str]) -> list[str]:
+    changed_py = [c for c in changed if c.endswith(".py")]
+    if not changed_py:
+        return []
+    modules = set().union(*(_module_names(c) for c in changed_py if not _is_py_test(c)))
+    stems = {posixpath.basename(c).removesuffix(".py") for c in changed_py}
+    out = {c for c in changed_py if _is_py_test(c) and (root / c).exists()}
+    for rel in _walk(root, (".py",)):
+        if not _is_py_test(rel) or rel in out:
+            continue
+        stem = posixpath.basename(rel).removesuffix(".py").removeprefix("test_").removesuffix("_test")
+        if stem in stems:
+            out.add(rel)
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if modules & _py_imports(text):
+            out.add(rel)
+    return sorted(out)
+
+
+def _js_related(root: Path, changed: list[str]) -> list[str]:
+    changed_js = {c.rsplit(".", 1)[0] for c in changed if c.endswith(_JS_EXT)}
+    if not changed_js:
+        return []
+    out = {c for c in changed if _is_js_test(c) and (root / c).exists()}
+    for rel in _walk(root, _JS_EXT):
+        if not _is_js_test(rel) or rel in out:
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        base = posixpath.dirname(rel)
+        for spec in _JS_IMPORT.findall(text):
+            target = posixpath.normpath(posixpath.join(base, spec))
+            target = target.rsplit(".", 1)[0] if target.endswith(_JS_EXT) else target
+            if target in changed_js or f"{target}/index" in changed_js:
+                out.add(rel)
+                break
+    return sorted(out)
+
+
+def _go_related(changed: list[str]) -> list[str]:
+    dirs = {posixpath.dirname(c) for c in changed if c.endswith(".go")}
+    return sorted(f"./{d}" if d else "." for d in dirs)
+
+
+def related_tests(root: Path, changed: list[str], runner: str) -> list[str]:
+    """Targets for the test runner named `runner` (a `CommandSpec.name`), best first."""
+    if runner == "pytest":
+        return _python_related(root, changed)
+    if runner == "go test":
+        return _go_related(changed)
+    if runner.endswith(" test") and runner.split()[0] in ("npm", "yarn", "pnpm"):
+        return _js_related(root, changed)
+    return []
