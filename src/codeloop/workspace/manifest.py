@@ -1,0 +1,76 @@
+"""What the user's tree looked like when the session's merged view was built.
+
+One record per file or symlink: the user's stat (to detect that the user changed a file since,
+before apply overwrites it) and the merged view's stat (to find the session's changes without
+reading: an untouched hard link still has the recorded inode).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import astuple, dataclass
+from pathlib import Path
+
+from codeloop.workspace.errors import WorkspaceStateError
+
+_VERSION = 1
+
+
+@dataclass
+class Entry:
+    kind: str  # "f" regular file, "l" symlink
+    u_ino: int
+    u_mtime: int
+    u_size: int
+    u_mode: int
+    m_ino: int
+    m_mtime: int
+    m_ctime: int
+    m_size: int
+    m_mode: int
+
+    @classmethod
+    def from_stats(cls, kind: str, user: os.stat_result, merged: os.stat_result) -> Entry:
+        return cls(kind, user.st_ino, user.st_mtime_ns, user.st_size, user.st_mode,
+                   merged.st_ino, merged.st_mtime_ns, merged.st_ctime_ns, merged.st_size,
+                   merged.st_mode)
+
+    def user_matches(self, st: os.stat_result) -> bool:
+        """The user's file is still the one the session started from."""
+        return (self.u_ino, self.u_mtime, self.u_size, self.u_mode) == (
+            st.st_ino, st.st_mtime_ns, st.st_size, st.st_mode)
+
+    def merged_matches(self, st: os.stat_result) -> bool:
+        return (self.m_ino, self.m_mtime, self.m_ctime, self.m_size, self.m_mode) == (
+            st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+
+
+@dataclass
+class Manifest:
+    root: str
+    kind: str  # "overlay" (hard-link farm) or "copy"
+    created: float
+    entries: dict[str, Entry]
+
+    def save(self, path: Path) -> None:
+        payload = {"version": _VERSION, "root": self.root, "kind": self.kind,
+                   "created": self.created,
+                   "entries": {k: astuple(v) for k, v in self.entries.items()}}
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(payload, separators=(",", ":")))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> Manifest:
+        try:
+            payload = json.loads(path.read_text())
+            if payload.get("version") != _VERSION:
+                raise ValueError(f"unknown version {payload.get('version')}")
+            entries = {k: Entry(*v) for k, v in payload["entries"].items()}
+            return cls(payload["root"], payload["kind"], float(payload["created"]), entries)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise WorkspaceStateError(
+                f"the workspace state {path} cannot be read: {exc}",
+                "`codeloop discard ID` rebuilds the workspace from your repository",
+            ) from exc
