@@ -1,50 +1,25 @@
-"""A plain shell sandbox for the verifier tests.
-
-The real sandbox backends are another part's work; these tests need real commands run in
-a directory, which `subprocess.run(shell=True)` gives without any isolation.
-"""
+"""Shared fixtures: the plain subprocess sandbox and an environment that finds this Python's tools."""
 
 from __future__ import annotations
 
-import subprocess
-import time
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from codeloop.sandbox.base import CommandResult, Limits, cap_output
+from codeloop.sandbox.environment import BASE_PATH
+from codeloop.sandbox.subprocess_backend import SubprocessSandbox
 
-
-class ShellSandbox:
-    name = "test-shell"
-
-    def __init__(self) -> None:
-        self.commands: list[str] = []
-
-    def run(
-        self, command: str, cwd: Path, env: dict[str, str] | None = None, limits: Limits | None = None
-    ) -> CommandResult:
-        limits = limits or Limits()
-        self.commands.append(command)
-        start = time.monotonic()
-        try:
-            done = subprocess.run(
-                command, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                timeout=limits.timeout_s, check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            output, truncated = cap_output(exc.stdout or b"", limits.max_output_bytes)
-            return CommandResult(None, output, (time.monotonic() - start) * 1000, timed_out=True,
-                                 truncated=truncated, backend=self.name)
-        output, truncated = cap_output(done.stdout, limits.max_output_bytes)
-        return CommandResult(done.returncode, output, (time.monotonic() - start) * 1000,
-                             truncated=truncated, backend=self.name)
+# Commands start with a minimal PATH; this one leads to the interpreter running the tests
+# (and the pytest, ruff and bandit installed with it). Third-party pytest plugins on the
+# test machine only slow every nested run down, so they stay off.
+TOOL_ENV = {"PATH": f"{Path(sys.executable).parent}:{BASE_PATH}", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 @pytest.fixture
-def sandbox() -> ShellSandbox:
-    return ShellSandbox()
+def sandbox() -> SubprocessSandbox:
+    return SubprocessSandbox()
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> Path:
@@ -59,3 +34,9 @@ def _write_tree(root: Path, files: dict[str, str]) -> Path:
 def write_tree() -> Callable[[Path, dict[str, str]], Path]:
     """Write `{relative path: text}` under a root and return the root."""
     return _write_tree
+
+
+@pytest.fixture
+def base_settings() -> dict[str, object]:
+    """Verify settings that run this Python and its tools inside the sandbox."""
+    return {"python": sys.executable, "env": dict(TOOL_ENV)}

@@ -8,7 +8,7 @@ import pytest
 
 from codeloop.errors import ConfigError
 from codeloop.verify.agents_md import parse_agents_md
-from codeloop.verify.detect import detect
+from codeloop.verify.detect import detect, sandbox_which
 from codeloop.verify.settings import VerifySettings
 
 
@@ -52,7 +52,7 @@ def test_npm_default_test_script_is_not_a_test_command(tmp_path: Path, write_tre
 def test_unittest_projects_use_pytest_when_available_else_unittest(tmp_path: Path, write_tree) -> None:
     root = write_tree(tmp_path, {"setup.py": "", "tests/test_a.py": "import unittest\n"})
     assert detect(root, which=everything).test.name == "pytest"  # type: ignore[union-attr]
-    assert detect(root, which=nothing).test.command == "python -m unittest discover -v"  # type: ignore[union-attr]
+    assert detect(root, which=nothing).test.command == "python3 -m unittest discover -v"  # type: ignore[union-attr]
 
 
 def test_pytest_command_asks_for_junit_and_no_cache(tmp_path: Path, write_tree) -> None:
@@ -147,3 +147,10 @@ def test_bad_settings_name_the_problem() -> None:
     assert "tset" in str(info.value) and "allowed keys" in str(info.value)
     with pytest.raises(ConfigError):
         VerifySettings.load({"max_fix_rounds": 0})
+
+
+def test_tool_probe_looks_inside_the_sandbox(tmp_path: Path, sandbox, base_settings) -> None:
+    which = sandbox_which(sandbox, tmp_path, base_settings["env"])
+    python_bin = str(Path(base_settings["python"]).parent)
+    assert which("pytest") == f"{python_bin}/pytest"
+    assert which("no-such-tool") is None

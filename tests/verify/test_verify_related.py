@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codeloop.index.service import RepoIndex
 from codeloop.verify.related import related_tests
 
 
@@ -45,3 +46,20 @@ def test_go_changes_map_to_their_packages(tmp_path: Path) -> None:
 
 def test_unknown_runners_get_nothing(tmp_path: Path) -> None:
     assert related_tests(tmp_path, ["src/lib.rs"], "cargo test") == []
+
+
+def test_the_index_graph_finds_tests_that_use_re_exported_names(tmp_path: Path, write_tree) -> None:
+    root = write_tree(tmp_path / "repo", {
+        "pkg/__init__.py": "from pkg.impl import compute_total\n",
+        "pkg/impl.py": "def compute_total(items):\n    return sum(items)\n",
+        "tests/test_api.py": "from pkg import compute_total\n\n\ndef test_it():\n    assert compute_total([1]) == 1\n",
+        "tests/test_other.py": "def test_nothing():\n    pass\n",
+    })
+    # The import scan alone cannot see that test_api uses pkg/impl.py.
+    assert related_tests(root, ["pkg/impl.py"], "pytest") == []
+    index = RepoIndex(root, tmp_path / "cache")
+    try:
+        index.update()
+        assert related_tests(root, ["pkg/impl.py"], "pytest", index.graph()) == ["tests/test_api.py"]
+    finally:
+        index.close()

@@ -40,9 +40,15 @@ def workspace(tmp_path: Path, write_tree) -> CopyWorkspace:
     return CopyWorkspace(repo, tmp_path / "state")
 
 
-def make(workspace: CopyWorkspace, sandbox, **config) -> Verifier:
-    settings = {"python": sys.executable, **NO_CHECKS, **config}
-    return Verifier(workspace.path, sandbox, settings, changed_files=workspace.changed_files)
+@pytest.fixture
+def make(workspace: CopyWorkspace, sandbox, base_settings):
+    """A verifier over the workspace; keyword arguments are verify settings."""
+
+    def build(**config: object) -> Verifier:
+        settings = {**base_settings, **NO_CHECKS, **config}
+        return Verifier(workspace.path, sandbox, settings, changed_files=workspace.changed_files)
+
+    return build
 
 
 def edit(workspace: CopyWorkspace, rel: str, old: str, new: str) -> None:
@@ -51,8 +57,9 @@ def edit(workspace: CopyWorkspace, rel: str, old: str, new: str) -> None:
     workspace.write(rel, text.replace(old, new).encode())
 
 
-def test_new_failure_blocks_finish_and_the_fix_lets_it_through(workspace: CopyWorkspace, sandbox) -> None:
-    verifier = make(workspace, sandbox)
+@pytest.mark.slow
+def test_new_failure_blocks_finish_and_the_fix_lets_it_through(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
     base = verifier.baseline()
     assert [r.counts for r in base.runs] == ["3 passed, 1 failed, 0 skipped"]
     assert [f.test_id for f in base.runs[0].failures] == ["tests/test_text.py::test_whisper"]
@@ -85,23 +92,24 @@ def test_new_failure_blocks_finish_and_the_fix_lets_it_through(workspace: CopyWo
     assert not (workspace.path / SCRATCH_DIR).exists()
 
 
-def test_the_same_failure_after_a_fix_attempt_escalates(workspace: CopyWorkspace, sandbox) -> None:
-    verifier = make(workspace, sandbox)
+@pytest.mark.slow
+def test_the_same_failure_after_a_fix_attempt_escalates(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
     verifier.baseline()
     edit(workspace, "pkg/calc.py", "return a * b", "return a + b")
     first, _ = verifier.check_finish()
     assert not first.allow and not first.escalate
     # Finishing again with no edit in between re-runs nothing and does not escalate.
-    commands_before = len(sandbox.commands)
+    runs_before = len(verifier.runs)
     second, ran = verifier.check_finish()
-    assert ran is None and len(sandbox.commands) == commands_before and not second.escalate
+    assert ran is None and len(verifier.runs) == runs_before and not second.escalate
     edit(workspace, "pkg/calc.py", "def mul(a, b):", "def mul(a, b):  # tried")
     third, _ = verifier.check_finish()
     assert third.escalate and not third.allow
 
 
-def test_runs_before_the_first_edit_extend_the_baseline(workspace: CopyWorkspace, sandbox) -> None:
-    verifier = make(workspace, sandbox)
+def test_runs_before_the_first_edit_extend_the_baseline(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
     verifier.run_tests("tests/test_text.py")  # the agent reproduces the bug before editing
     edit(workspace, "pkg/text.py", "return s.upper()\n\n\ndef whisper", "return s.lower()\n\n\ndef whisper")
     after = verifier.run_tests("tests/test_text.py")
@@ -110,18 +118,18 @@ def test_runs_before_the_first_edit_extend_the_baseline(workspace: CopyWorkspace
     assert after.comparison.unbaselined == set()
 
 
-def test_a_target_that_matches_nothing_is_a_usage_error_not_a_failure(workspace: CopyWorkspace, sandbox) -> None:
-    verifier = make(workspace, sandbox)
+def test_a_target_that_matches_nothing_is_a_usage_error_not_a_failure(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
     result = verifier.run_tests("tests/test_missing.py")
     assert result.runs[0].outcome == "usage" and result.runs[0].failures == []
     assert verifier.latest.entries == {}
 
 
-def test_timeouts_and_crashes_are_failures(workspace: CopyWorkspace, sandbox) -> None:
-    slow = make(workspace, sandbox, test="sleep 5", test_timeout_s=0.3)
+def test_timeouts_and_crashes_are_failures(workspace: CopyWorkspace, make) -> None:
+    slow = make(test="sleep 5", test_timeout_s=0.3)
     run = slow.run_tests("x").runs[0]
     assert run.outcome == "timeout" and [f.kind for f in run.failures] == ["timeout"]
-    crash = make(workspace, sandbox, test=f"{sys.executable} -c 'import sys; print(\"boom\"); sys.exit(3)'")
+    crash = make(test=f"{sys.executable} -c 'import sys; print(\"boom\"); sys.exit(3)'")
     run = crash.run_tests().runs[0]
     assert run.outcome == "failed" and run.failures[0].kind == "crash"
     assert "code 3" in run.failures[0].message and "boom" in run.failures[0].trace
@@ -137,9 +145,8 @@ def test_no_test_command_is_said_plainly(tmp_path: Path, sandbox) -> None:
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None or shutil.which("bandit") is None, reason="needs ruff and bandit")
-def test_checks_flag_new_findings_and_high_severity_blocks(workspace: CopyWorkspace, sandbox) -> None:
-    verifier = Verifier(workspace.path, sandbox, {"python": sys.executable, "test": ""},
-                        changed_files=workspace.changed_files)
+def test_checks_flag_new_findings_and_high_severity_blocks(workspace: CopyWorkspace, make) -> None:
+    verifier = make(test="", lint=None, security=None)
     assert [c.name for c in verifier.plan.checks] == ["ruff-errors", "bandit"]
     base = verifier.baseline()
     # The baseline already has bandit's low-severity notes on the tests' asserts.
@@ -152,10 +159,10 @@ def test_checks_flag_new_findings_and_high_severity_blocks(workspace: CopyWorksp
     assert not decision.allow and "B602" in decision.message and "F821" in decision.message
 
 
-def test_tools_return_structured_results_and_emit_events(workspace: CopyWorkspace, sandbox) -> None:
+def test_tools_return_structured_results_and_emit_events(workspace: CopyWorkspace, sandbox, base_settings) -> None:
     events: list[object] = []
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=events.append,
-                      services={"verify_config": {"python": sys.executable, **NO_CHECKS}})
+                      services={"verify_config": {**base_settings, **NO_CHECKS}})
     edit(workspace, "pkg/calc.py", "return a + b\n\n\ndef mul", "return a - b\n\n\ndef mul")
     observation = RunTests().run(RunTestsArgs(target="tests/test_calc.py"), ctx)
     assert observation.ok and observation.untrusted

@@ -6,16 +6,23 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from codeloop.index.service import RepoIndex
 from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
 from codeloop.verify.verifier import Verification, Verifier
 
 
 def get_verifier(ctx: ToolContext) -> Verifier:
-    """The session's verifier from `ctx.services`, made (and kept there) on first use."""
+    """The session's verifier from `ctx.services`, made (and kept there) on first use.
+
+    It reads `verify_config` (the verify settings dict) and, when present, `index` (the
+    session's `RepoIndex`, whose file graph widens the related tests) from the services.
+    """
     verifier = ctx.services.get("verifier")
     if not isinstance(verifier, Verifier):
+        index = ctx.services.get("index")
         verifier = Verifier(
-            ctx.root, ctx.sandbox, ctx.services.get("verify_config"), changed_files=ctx.workspace.changed_files
+            ctx.root, ctx.sandbox, ctx.services.get("verify_config"), changed_files=ctx.workspace.changed_files,
+            graph=index.graph if isinstance(index, RepoIndex) else None,
         )
         ctx.services["verifier"] = verifier
     return verifier

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.verify.agents_md import read_agents_md
 from codeloop.verify.commands import SCRATCH_DIR, CommandSpec, pytest_spec, spec_from_command
 from codeloop.verify.settings import VerifySettings
@@ -189,6 +190,18 @@ def _detect_checks(root: Path, which: Which, notes: list[str]) -> list[CommandSp
     if (root / "go.mod").exists() and which("go"):
         checks.append(CommandSpec(name="go vet", category="lint", command="go vet ./..."))
     return checks + _semgrep(root, which)
+
+
+# Every program detection asks about; probed in one sandbox command.
+PROBED_TOOLS = ("pytest", "ruff", "flake8", "bandit", "semgrep", "go", "eslint", "tsc")
+
+
+def sandbox_which(sandbox: Sandbox, root: Path, env: dict[str, str] | None = None) -> Which:
+    """`which` as seen inside the sandbox, where commands will really run (its PATH differs)."""
+    script = "; ".join(f'p=$(command -v {t}) && echo "{t}=$p"' for t in PROBED_TOOLS) + "; true"
+    result = sandbox.run(script, root, env or None, Limits(timeout_s=30))
+    found = dict(line.split("=", 1) for line in result.output.splitlines() if "=" in line)
+    return found.get
 
 
 def detect(root: Path, settings: VerifySettings | None = None, which: Which = shutil.which) -> Plan:

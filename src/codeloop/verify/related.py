@@ -2,8 +2,9 @@
 
 A small import scan: a test file is related when it is a changed file itself, imports a
 changed module (or the package that holds it), or is named for it (`test_<stem>.py`).
-Go maps a changed file to its package directory. Rust and unknown languages get none,
-and the caller runs the wider suite.
+With the index's file graph, test files that import or reference a changed file are added
+(this catches names re-exported through a package `__init__`). Go maps a changed file to
+its package directory. Rust and unknown languages get none; the caller runs the wider suite.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from codeloop.index.graph import FileGraph
 
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", ".tox", "build", "dist", "__pycache__", "target"}
 _PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ()*]+)|import\s+([\w., ]+))", re.MULTILINE)
@@ -108,12 +111,30 @@ def _go_related(changed: list[str]) -> list[str]:
     return sorted(f"./{d}" if d else "." for d in dirs)
 
 
-def related_tests(root: Path, changed: list[str], runner: str) -> list[str]:
-    """Targets for the test runner named `runner` (a `CommandSpec.name`), best first."""
+def graph_related(graph: FileGraph, changed: list[str], is_test: Callable[[str], bool]) -> set[str]:
+    """Test files with an import or reference edge to a changed file."""
+    targets = {graph.index[c] for c in changed if c in graph.index}
+    if not targets:
+        return set()
+    return {
+        graph.paths[src]
+        for src, dst in zip(graph.src.tolist(), graph.dst.tolist(), strict=True)
+        if dst in targets and is_test(graph.paths[src])
+    }
+
+
+def related_tests(root: Path, changed: list[str], runner: str, graph: FileGraph | None = None) -> list[str]:
+    """Targets for the test runner named `runner` (a `CommandSpec.name`), sorted."""
     if runner == "pytest":
-        return _python_related(root, changed)
+        found = set(_python_related(root, changed))
+        if graph is not None:
+            found |= graph_related(graph, changed, _is_py_test)
+        return sorted(found)
     if runner == "go test":
         return _go_related(changed)
     if runner.endswith(" test") and runner.split()[0] in ("npm", "yarn", "pnpm"):
-        return _js_related(root, changed)
+        found = set(_js_related(root, changed))
+        if graph is not None:
+            found |= graph_related(graph, changed, _is_js_test)
+        return sorted(found)
     return []

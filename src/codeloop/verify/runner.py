@@ -38,6 +38,7 @@ def run_command(
     sandbox: Sandbox,
     workspace: Path,
     limits: Limits,
+    env: dict[str, str] | None = None,
     targets: list[str] | None = None,
     scope: str = "full",
 ) -> RunResult:
@@ -49,7 +50,7 @@ def run_command(
         report_path.parent.mkdir(exist_ok=True)
     command = spec.render(targets, report_rel)
     try:
-        result = sandbox.run(command, workspace, None, limits)
+        result = sandbox.run(command, workspace, env or None, limits)
         report = _read_report(report_path) if spec.report_ext else None
     finally:
         if spec.report_ext:

@@ -23,7 +23,10 @@ class VerifySettings(BaseModel):
     lint: list[str] | None = None
     typecheck: list[str] | None = None
     security: list[str] | None = None
-    python: str = "python"
+    python: str = "python3"
+    # Variables every verification command gets (e.g. a PATH that leads to the project's
+    # virtualenv); the sandbox otherwise starts commands with a minimal environment.
+    env: dict[str, str] = Field(default_factory=dict)
     # Tests run by `baseline()` when no target is given to it: None = the whole suite.
     baseline_target: str | None = None
     max_fix_rounds: int = Field(default=3, ge=1)

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.events import VerificationRan
+from codeloop.index.graph import FileGraph
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.verify.baseline import Comparison, Ledger, compare
-from codeloop.verify.detect import Plan, detect
+from codeloop.verify.detect import Plan, detect, sandbox_which
 from codeloop.verify.gate import GateDecision, GateRound, check_finish
 from codeloop.verify.models import RunResult, keyed
 from codeloop.verify.related import related_tests
@@ -90,6 +91,7 @@ class Verifier:
 
     `changed_files` lists the files edited so far (a workspace's `changed_files`); with it the
     verifier knows which runs still describe the untouched tree and which tests are related.
+    `graph` gives the index's file graph, which widens the related tests.
     """
 
     def __init__(
@@ -99,12 +101,16 @@ class Verifier:
         config: VerifySettings | dict[str, Any] | None = None,
         changed_files: Callable[[], list[str]] | None = None,
         plan: Plan | None = None,
+        graph: Callable[[], FileGraph] | None = None,
     ) -> None:
         self.root = Path(workspace_path)
         self.sandbox = sandbox
         self.settings = config if isinstance(config, VerifySettings) else VerifySettings.load(config)
         self.changed_files = changed_files
-        self.plan = plan or detect(self.root, self.settings)
+        self.graph = graph
+        self.plan = plan or detect(
+            self.root, self.settings, sandbox_which(sandbox, self.root, self.settings.env)
+        )
         self.base = Ledger()
         self.latest = Ledger()
         self.baseline_taken = False
@@ -153,7 +159,8 @@ class Verifier:
         spec = self.plan.test
         assert spec is not None
         pristine = not self._changed()
-        run = run_command(spec, self.sandbox, self.root, self._limits(self.settings.test_timeout_s), targets, scope)
+        run = run_command(spec, self.sandbox, self.root, self._limits(self.settings.test_timeout_s),
+                          self.settings.env, targets, scope)
         self._record(run, pristine)
         return run
 
@@ -187,7 +194,8 @@ class Verifier:
             else:
                 runs.append(self._run_test_spec(target.split(), target))
             return self._verification("after", runs, notes)
-        related = related_tests(self.root, self._changed(), spec.name) if spec.target_command else []
+        graph = self.graph() if self.graph and spec.target_command else None
+        related = related_tests(self.root, self._changed(), spec.name, graph) if spec.target_command else []
         if related:
             runs.append(self._run_test_spec(related, "related: " + " ".join(related)))
         remaining = self.settings.time_budget_s - self._spent_s
@@ -203,7 +211,8 @@ class Verifier:
     def _run_checks(self, pristine: bool) -> list[RunResult]:
         runs = []
         for spec in self.plan.checks:
-            run = run_command(spec, self.sandbox, self.root, self._limits(self.settings.check_timeout_s))
+            run = run_command(spec, self.sandbox, self.root, self._limits(self.settings.check_timeout_s),
+                              self.settings.env)
             self._record(run, pristine)
             runs.append(run)
         return runs
