@@ -126,7 +126,7 @@ def test_agents_md_overrides_detection_and_gets_machine_readable_flags(tmp_path:
     assert plan.test is not None and plan.test.name == "pytest" and plan.test.source == "AGENTS.md"
     assert "--junitxml" in plan.test.command and plan.test.command.endswith("-x tests")
     by_name = {c.name: c for c in plan.checks}
-    assert by_name["ruff"].command == "ruff check src --output-format json"
+    assert by_name["ruff"].command == "ruff check src --no-fix --no-cache --output-format json"
     assert by_name["bandit"].command == "bandit -r src -f json -q"
     assert by_name["mypy"].parser == "generic"
 

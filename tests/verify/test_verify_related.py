@@ -63,3 +63,21 @@ def test_the_index_graph_finds_tests_that_use_re_exported_names(tmp_path: Path, 
         assert related_tests(root, ["pkg/impl.py"], "pytest", index.graph()) == ["tests/test_api.py"]
     finally:
         index.close()
+
+
+def test_tests_outside_the_configured_testpaths_are_left_out(tmp_path: Path, write_tree) -> None:
+    files = {
+        "src/app/core.py": "",
+        "tests/test_core.py": "from app.core import run\n",
+        "examples/demo/tests/test_demo.py": "from app.core import run\n",
+    }
+    plain = write_tree(tmp_path / "plain", files)
+    assert related_tests(plain, ["src/app/core.py"], "pytest") == [
+        "examples/demo/tests/test_demo.py", "tests/test_core.py",
+    ]
+    for config in ({"pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n"},
+                   {"setup.cfg": "[tool:pytest]\ntestpaths = tests\n"},
+                   {"pytest.ini": "[pytest]\ntestpaths =\n    tests\n"}):
+        name = next(iter(config))
+        root = write_tree(tmp_path / name, {**files, **config})
+        assert related_tests(root, ["src/app/core.py"], "pytest") == ["tests/test_core.py"], name

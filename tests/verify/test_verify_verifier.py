@@ -176,3 +176,11 @@ def test_tools_return_structured_results_and_emit_events(workspace: CopyWorkspac
     first = events[0]
     assert isinstance(first, VerificationRan) and first.failed == 1 and first.passed == 1
     assert RunTestsArgs.model_json_schema()["properties"]["target"]
+
+
+def test_a_check_that_changes_files_is_flagged_and_not_taken_as_baseline(workspace: CopyWorkspace, make) -> None:
+    verifier = make(lint=["touch pkg/generated.py"])
+    run = verifier.run_checks().runs[0]
+    assert "changed files in the workspace" in run.note
+    assert verifier.runs[-1] == (run, False)
+    assert workspace.changed_files() == ["pkg/generated.py"]

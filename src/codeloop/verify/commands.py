@@ -82,8 +82,10 @@ def spec_from_command(command: str, category: Category, source: str) -> CommandS
     if simple and program == "cargo" and words[1:2] == ["test"]:
         return CommandSpec(name="cargo test", category=category, command=command, parser="cargo", source=source)
     if simple and program == "ruff" and "check" in words and "--output-format" not in command:
+        # A project may set `fix = true`; verification must not change files.
+        safe = [flag for flag in ("--no-fix", "--no-cache") if flag not in words and "--fix" not in words]
         return CommandSpec(name="ruff", category=category, parser="ruff", source=source,
-                           command=f"{command} --output-format json")
+                           command=" ".join([command, *safe, "--output-format json"]))
     if simple and program == "eslint" and "-f" not in words and "--format" not in command:
         return CommandSpec(name="eslint", category=category, parser="eslint", source=source,
                            command=f"{command} -f json")

@@ -19,6 +19,8 @@ Which = Callable[[str], str | None]
 _PY_EXCLUDES = ",".join(
     f"./{d}" for d in (".git", ".hg", "node_modules", ".venv", "venv", ".tox", ".nox", "build", "dist", SCRATCH_DIR)
 )
+# A project may set `fix = true`: the verifier must never change files, nor leave a cache.
+_RUFF = "ruff check --no-fix --no-cache"
 _NPM_DEFAULT_TEST = 'echo "Error: no test specified" && exit 1'
 
 
@@ -144,13 +146,13 @@ def _python_checks(root: Path, which: Which, notes: list[str]) -> list[CommandSp
     checks: list[CommandSpec] = []
     if _ruff_configured(root) and which("ruff"):
         checks.append(CommandSpec(name="ruff", category="lint", parser="ruff", report_ext="json",
-                                  command="ruff check --output-format json --output-file {report} ."))
+                                  command=f"{_RUFF} --output-format json --output-file {{report}} ."))
     elif _flake8_configured(root) and which("flake8"):
         checks.append(CommandSpec(name="flake8", category="lint", parser="flake8", command="flake8 ."))
     elif which("ruff"):
         # No linter configured: check only for errors that break code (syntax, undefined names).
         checks.append(CommandSpec(name="ruff-errors", category="lint", parser="ruff", report_ext="json",
-                                  command="ruff check --isolated --select E9,F63,F7,F82 --output-format json --output-file {report} ."))
+                                  command=f"{_RUFF} --isolated --select E9,F63,F7,F82 --output-format json --output-file {{report}} ."))
     if which("bandit"):
         checks.append(CommandSpec(name="bandit", category="security", parser="bandit", report_ext="json",
                                   command=f"bandit -r . -f json -o {{report}} -q -x {_PY_EXCLUDES}"))

@@ -9,9 +9,11 @@ its package directory. Rust and unknown languages get none; the caller runs the 
 
 from __future__ import annotations
 
+import configparser
 import os
 import posixpath
 import re
+import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -61,6 +63,28 @@ def _py_imports(text: str) -> set[str]:
     return names
 
 
+def pytest_testpaths(root: Path) -> list[str]:
+    """The `testpaths` pytest is configured with (pytest.ini, pyproject, tox.ini, setup.cfg)."""
+    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(root / name, encoding="utf-8")
+        except configparser.Error:
+            continue
+        if parser.has_option(section, "testpaths"):
+            return parser.get(section, "testpaths").split()
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    paths = data.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("testpaths", [])
+    return [str(p) for p in paths] if isinstance(paths, list) else str(paths).split()
+
+
+def _under(rel: str, dirs: list[str]) -> bool:
+    return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in dirs)
+
+
 def _python_related(root: Path, changed: list[str]) -> list[str]:
     changed_py = [c for c in changed if c.endswith(".py")]
     if not changed_py:
@@ -81,7 +105,9 @@ def _python_related(root: Path, changed: list[str]) -> list[str]:
             continue
         if modules & _py_imports(text):
             out.add(rel)
-    return sorted(out)
+    # Tests outside the configured testpaths (examples, vendored code) are not the suite.
+    testpaths = pytest_testpaths(root)
+    return sorted(r for r in out if not testpaths or _under(r, testpaths))
 
 
 def _js_related(root: Path, changed: list[str]) -> list[str]:
@@ -128,7 +154,8 @@ def related_tests(root: Path, changed: list[str], runner: str, graph: FileGraph 
     if runner == "pytest":
         found = set(_python_related(root, changed))
         if graph is not None:
-            found |= graph_related(graph, changed, _is_py_test)
+            testpaths = pytest_testpaths(root)
+            found |= {t for t in graph_related(graph, changed, _is_py_test) if not testpaths or _under(t, testpaths)}
         return sorted(found)
     if runner == "go test":
         return _go_related(changed)

@@ -12,8 +12,9 @@ from codeloop.events import VerificationRan
 from codeloop.index.graph import FileGraph
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.verify.baseline import Comparison, Ledger, compare
+from codeloop.verify.commands import CommandSpec
 from codeloop.verify.detect import Plan, detect, sandbox_which
-from codeloop.verify.gate import GateDecision, GateRound, check_finish
+from codeloop.verify.gate import GateDecision, GateRound, blocks, check_finish
 from codeloop.verify.models import RunResult, keyed
 from codeloop.verify.related import related_tests
 from codeloop.verify.runner import run_command
@@ -62,8 +63,12 @@ class Verification:
             lines.append(f"Still failing as before the edits: {len(still)}")
             lines += [f"- {f.headline()}" for f in still[:10]]
         if self.phase == "baseline":
-            failing = [f for r in self.runs for f in r.failures]
-            lines += [f"- {f.headline()}" for f in failing[:20]]
+            # Failing tests first; low-severity findings would bury them.
+            failing = [f for r in self.runs for f in r.failures if blocks(f)]
+            failing.sort(key=lambda f: f.kind != "test")
+            if failing:
+                lines.append(f"Failing before any edit ({len(failing)}; these will not block finishing):")
+                lines += [f"- {f.headline()}" for f in failing[:20]]
         return "\n".join(lines)
 
     def data(self) -> dict[str, Any]:
@@ -155,14 +160,24 @@ class Verifier:
 
     # --- runs ------------------------------------------------------------------------------
 
-    def _run_test_spec(self, targets: list[str] | None, scope: str) -> RunResult:
-        spec = self.plan.test
-        assert spec is not None
-        pristine = not self._changed()
-        run = run_command(spec, self.sandbox, self.root, self._limits(self.settings.test_timeout_s),
-                          self.settings.env, targets, scope)
-        self._record(run, pristine)
+    def _run(
+        self, spec: CommandSpec, timeout_s: float, targets: list[str] | None = None, scope: str = "full",
+        baseline: bool = False,
+    ) -> RunResult:
+        """Run and record; a run counts for the baseline when asked, or when nothing was edited yet."""
+        untouched = self.changed_files is not None and not self._changed()
+        before = self.fingerprint()
+        run = run_command(spec, self.sandbox, self.root, self._limits(timeout_s), self.settings.env, targets, scope)
+        if self.fingerprint() != before:
+            # A linter with `fix = true` in the project's config, or a test that writes files.
+            run.note = (run.note + "; " if run.note else "") + "this command changed files in the workspace"
+            untouched = False
+        self._record(run, baseline or untouched)
         return run
+
+    def _run_test_spec(self, targets: list[str] | None, scope: str, baseline: bool = False) -> RunResult:
+        assert self.plan.test is not None
+        return self._run(self.plan.test, self.settings.test_timeout_s, targets, scope, baseline)
 
     def baseline(self, target: str | None = None) -> Verification:
         """Run the tests (`target`, else `baseline_target`, else all) and checks before any edit."""
@@ -173,10 +188,10 @@ class Verifier:
         runs: list[RunResult] = []
         if self.plan.test is not None:
             targets = target.split() if target else None
-            runs.append(self._run_test_spec(targets, target or "full"))
+            runs.append(self._run_test_spec(targets, target or "full", baseline=True))
         else:
             notes.append("no test command found: tests are not part of the verification")
-        runs += self._run_checks(pristine=True)
+        runs += self._run_checks(baseline=True)
         self.baseline_taken = True
         return self._verification("baseline", runs, notes)
 
@@ -208,19 +223,13 @@ class Verifier:
             )
         return self._verification("after", runs, notes)
 
-    def _run_checks(self, pristine: bool) -> list[RunResult]:
-        runs = []
-        for spec in self.plan.checks:
-            run = run_command(spec, self.sandbox, self.root, self._limits(self.settings.check_timeout_s),
-                              self.settings.env)
-            self._record(run, pristine)
-            runs.append(run)
-        return runs
+    def _run_checks(self, baseline: bool = False) -> list[RunResult]:
+        return [self._run(spec, self.settings.check_timeout_s, baseline=baseline) for spec in self.plan.checks]
 
     def run_checks(self) -> Verification:
         """Lint, type and security checks over the whole project."""
         notes = [] if self.plan.checks else ["no lint, type or security checks found for this project"]
-        return self._verification("after", self._run_checks(pristine=not self._changed()), notes)
+        return self._verification("after", self._run_checks(), notes)
 
     # --- the gate ---------------------------------------------------------------------------
 
