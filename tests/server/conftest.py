@@ -52,6 +52,11 @@ class Gate:
 
         return lambda spec, settings: Gated(make_model(spec, settings))
 
+    def close(self) -> None:
+        """Hold model calls again, forgetting calls seen so far."""
+        self.open.clear()
+        self.waiting = threading.Semaphore(0)
+
     def wait_for_call(self) -> None:
         assert self.waiting.acquire(timeout=30), "no model call arrived"
 
