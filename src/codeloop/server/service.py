@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from codeloop.config import Settings, load_settings
 from codeloop.errors import CodeloopError, SessionNotFound
@@ -25,7 +25,9 @@ from codeloop.events import (
 from codeloop.llm.factory import make_model
 from codeloop.llm.types import Model
 from codeloop.policy import PolicyEngine, remember_rule
-from codeloop.session.runner import Control
+from codeloop.server.notify import NotifyingStore
+from codeloop.server.pool import WorkerPool
+from codeloop.session.runner import Control, Policy
 from codeloop.session.setup import (
     RuntimeParts,
     build_runner,
@@ -35,8 +37,6 @@ from codeloop.session.setup import (
 )
 from codeloop.session.state import SessionState, fold
 from codeloop.session.store import SessionRow
-from codeloop.server.notify import NotifyingStore
-from codeloop.server.pool import WorkerPool
 from codeloop.workspace.base import ApplyResult, Workspace
 
 log = logging.getLogger(__name__)
@@ -74,12 +74,16 @@ def session_settings(state: SessionState) -> Settings:
     return settings
 
 
-def make_policy(settings: Settings) -> PolicyEngine:
-    return PolicyEngine.from_config(
+def make_policy(settings: Settings) -> Policy:
+    """The policy engine for the session's settings (remembered rules included)."""
+    engine = PolicyEngine.from_config(
         {"permissions": settings.permissions, "hooks": settings.hooks,
          "approval_mode": settings.approval_mode},
         sandboxed=settings.sandbox,
     )
+    # The runner's Policy protocol types `tier` as str; the engine narrows it to Tier, which
+    # is what the runner passes (a tool's tier), so the call is sound.
+    return cast(Policy, engine)
 
 
 class SessionService:
