@@ -37,7 +37,7 @@ from codeloop.workspace.errors import (
     WorkspaceError,
     WorkspaceStateError,
 )
-from codeloop.workspace.farm import build_farm
+from codeloop.workspace.farm import build_farm, seal
 from codeloop.workspace.manifest import Entry, Manifest
 from codeloop.workspace.paths import confine
 
@@ -246,6 +246,7 @@ class OverlayWorkspace:
         partial = self._state / "merged.partial"
         manifest = build_farm(self._root, partial, prefer_copy)
         partial.rename(self._merged)
+        seal(manifest, self._merged, self._state / "sealed")
         self._manifest = manifest
         self._save(clear_journal=True)
         return manifest
@@ -278,7 +279,7 @@ class OverlayWorkspace:
             dst = fsops.lstat_at(mfd, parent)
             if dst is None or not stat.S_ISDIR(dst.st_mode):
                 break
-            self._manifest.dirs[parent] = dst.st_ino
+            self._manifest.dirs[parent] = (dst.st_ino, -1, -1)
             parent = os.path.dirname(parent)
 
     def _raw(self, include_git: bool, mfd: int | None = None,
