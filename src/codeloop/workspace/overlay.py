@@ -61,9 +61,11 @@ class OverlayWorkspace:
         self._journal = self._state / "touched.log"
         self._checkpoints = self._state / "checkpoints"
         self.last_dropped: builtins.list[str] = []
+        self._loaded = (0, 0, 0)
         with self._locked():
             if self._manifest_path.is_file() and self._merged.is_dir():
                 self._manifest = Manifest.load(self._manifest_path)
+                self._loaded = self._manifest_stamp()
                 if self._manifest.root != str(self._root):
                     raise WorkspaceStateError(
                         f"the workspace in {self._state} belongs to {self._manifest.root}, "
@@ -206,6 +208,7 @@ class OverlayWorkspace:
     def undo(self, checkpoint: str | None = None) -> builtins.list[str]:
         """Restore the user's files from an applied checkpoint (the latest by default)."""
         with self._locked(), self._merged_fd() as mfd, self._root_fd() as rfd:
+            self._refresh()
             number = checkpoint or latest_checkpoint(self._checkpoints)
             cp_dir = self._checkpoints / number
             if not (cp_dir / "record.json").is_file():
@@ -253,6 +256,7 @@ class OverlayWorkspace:
 
     def _save(self, clear_journal: bool) -> None:
         self._manifest.save(self._manifest_path)
+        self._loaded = self._manifest_stamp()
         if clear_journal:
             self._journal.write_text("")
 
@@ -282,8 +286,19 @@ class OverlayWorkspace:
             self._manifest.dirs[parent] = (dst.st_ino, -1, -1)
             parent = os.path.dirname(parent)
 
+    def _manifest_stamp(self) -> tuple[int, int, int]:
+        st = self._manifest_path.stat()
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _refresh(self) -> None:
+        """Reload the manifest if another process (say `codeloop apply`) saved a newer one."""
+        if self._manifest_stamp() != self._loaded:
+            self._manifest = Manifest.load(self._manifest_path)
+            self._loaded = self._manifest_stamp()
+
     def _raw(self, include_git: bool, mfd: int | None = None,
              rfd: int | None = None) -> builtins.list[RawChange]:
+        self._refresh()
         suspects = scan(self._manifest, str(self._merged), include_git)
         if self._journal.is_file():
             suspects |= {r for r in self._journal.read_text().splitlines() if r}
