@@ -16,7 +16,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -356,10 +356,10 @@ class OverlayWorkspace:
 
 def _remove_tree(top: Path) -> None:
     """Remove a layer; overlayfs leaves its work dir mode 000, which an owner may chmod back."""
-    def allow_and_retry(func: Callable[..., object], path: str, _exc: object) -> None:
-        os.chmod(os.path.dirname(path), 0o700)
-        with contextlib.suppress(OSError):
-            os.chmod(path, 0o700)
-        func(path)
-
-    shutil.rmtree(top, onerror=allow_and_retry)
+    for dirpath, dirnames, _files in os.walk(top):  # top-down: open each before descending
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
+    shutil.rmtree(top)
