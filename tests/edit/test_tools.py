@@ -3,7 +3,14 @@ from __future__ import annotations
 import hashlib
 
 from codeloop.events import FileEdited
-from codeloop.tools.edit_tools import ApplyPatch, ApplyPatchArgs, EditFile, EditFileArgs, WriteFile, WriteFileArgs
+from codeloop.tools.edit_tools import (
+    ApplyPatch,
+    ApplyPatchArgs,
+    EditFile,
+    EditFileArgs,
+    WriteFile,
+    WriteFileArgs,
+)
 
 
 def _sha(data: bytes) -> str:

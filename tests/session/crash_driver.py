@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from codeloop.llm.scripted import ScriptedModel
+from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.session.setup import build_runner, open_store, start_session
 from tests.session.helpers import FIX_SCRIPT, settings
@@ -26,7 +26,10 @@ def point() -> None:
 def main() -> int:
     data, repo, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     cfg = settings()
-    model = ScriptedModel(FIX_SCRIPT)
+    # Longer thoughts give more points inside model streams to kill at.
+    turns = [Turn(text=f"Step {n}: {t.text} thinking about what to do next here", tool_calls=t.tool_calls)
+             for n, t in enumerate(FIX_SCRIPT)]
+    model = ScriptedModel(turns)
     store = open_store(data)
     if mode == "start":
         sid = start_session(store, "make the tests pass", repo, cfg, model.name, session_id="s1")

@@ -30,9 +30,9 @@ def reading(n: int) -> list[Turn]:
 def test_step_budget_stops_and_keeps_the_work(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     script = [turn(call("edit_file", path="calc.py", old="a - b", new="a + b")), *reading(10)]
-    store, runner = new_session(tmp_path, repo, scripted(script), settings(max_steps=4))
+    store, runner = new_session(tmp_path, repo, scripted(script), settings(max_steps=5))
     state = runner.run()
-    assert state.status == "budget_exceeded" and state.steps == 4
+    assert state.status == "budget_exceeded" and state.steps == 5
     assert "steps" in (state.finished.reason if state.finished else "")
     assert "budget" in notes(store, runner)
     assert "+    return a + b" in runner.ctx.workspace.diff()
@@ -40,7 +40,7 @@ def test_step_budget_stops_and_keeps_the_work(tmp_path: Path) -> None:
 
 def test_token_budget(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    store, runner = new_session(tmp_path, repo, scripted(reading(20)), settings(max_tokens=1500))
+    _store, runner = new_session(tmp_path, repo, scripted(reading(20)), settings(max_tokens=1500))
     state = runner.run()
     assert state.status == "budget_exceeded" and state.total_tokens >= 1500
 
@@ -49,7 +49,7 @@ def test_wall_clock_budget(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     model = scripted(reading(20))
     model.delay_s = 0.15
-    store, runner = new_session(tmp_path, repo, model, settings(wall_clock_s=0.5))
+    _store, runner = new_session(tmp_path, repo, model, settings(wall_clock_s=0.5))
     state = runner.run()
     assert state.status == "budget_exceeded" and 0.5 <= state.active_s < 5
 
@@ -64,7 +64,7 @@ def test_cost_budget_with_a_priced_provider(tmp_path: Path) -> None:
         model = OpenAIModel("priced", api_key="k", base_url=fake.url + "/v1",
                             price=Price(input=1.0, output=10.0), max_retries=0)
         repo = make_repo(tmp_path)
-        store, runner = new_session(tmp_path, repo, model, settings(max_cost_usd=0.3))
+        _store, runner = new_session(tmp_path, repo, model, settings(max_cost_usd=0.3))
         state = runner.run()
     finally:
         fake.stop()
@@ -157,7 +157,7 @@ def test_finish_with_other_calls_runs_finish_last(tmp_path: Path) -> None:
 
 
 def test_budget_warning_comes_before_the_stop(tmp_path: Path) -> None:
-    cfg = Settings(sandbox=False, budgets=Budgets(max_steps=5, warn_fraction=0.6))
+    cfg = Settings(budgets=Budgets(max_steps=5, warn_fraction=0.6))
     store, runner, state = run_script(tmp_path, [turn(call("read_file", path="calc.py",
                                                            start_line=1 + i % 3))
                                                  for i in range(10)], cfg)
