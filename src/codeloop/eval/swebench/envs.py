@@ -263,4 +263,5 @@ def _build_requires(repo: Path) -> list[str]:
         return []
     requires = data.get("build-system", {}).get("requires", [])
     # Our setuptools pin (<71) keeps old setup.py files working; a newer floor would undo it.
-    return [r for r in requires if isinstance(r, str) and not re.match(r"setuptools\b(?!_)", r)]
+    return [r for r in requires
+            if isinstance(r, str) and not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)]
