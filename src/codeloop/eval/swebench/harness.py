@@ -78,7 +78,9 @@ class Bench:
         with tempfile.TemporaryDirectory(prefix="codeloop-envbuild-", dir=self.work_dir) as tmp:
             repo = Path(tmp) / "repo"
             if not self.builder.is_cached(spec):
-                checkout(mirror, inst.base_commit, repo)
+                # As the harness does: one environment per version, installed from the
+                # version's environment-setup commit (the newest dependencies it needs).
+                checkout(mirror, inst.setup_commit, repo)
             return self.builder.get(spec, mirror, inst.setup_commit, repo)
 
     def judge(self, inst: SweInstance, env: TaskEnv, diff: str,
