@@ -32,7 +32,7 @@ def test_a_missing_interpreter_is_unavailable_and_remembered(tmp_path: Path) -> 
 
 def test_reinstall_is_offline_and_keeps_extras() -> None:
     assert offline_reinstall("python -m pip install -e .[test] --verbose") == (
-        "python -m pip install --no-deps --no-build-isolation -e .[test] --verbose")
+        "python -m pip install --no-build-isolation -e .[test] --verbose")
     assert offline_reinstall("") == ""
 
 

@@ -108,10 +108,14 @@ class TaskEnv:
 
 
 def offline_reinstall(install: str) -> str:
-    """The spec's install command changed to install the project alone, from the checkout."""
+    """The spec's install command, building from the checkout with the environment's backend.
+
+    Dependencies the environment already satisfies are not fetched again, so this runs
+    offline; one a later commit added is fetched once and then stays in the environment.
+    """
     if "pip install" not in install:
         return install
-    return install.replace("pip install", "pip install --no-deps --no-build-isolation", 1)
+    return install.replace("pip install", "pip install --no-build-isolation", 1)
 
 
 def _needs_system_packages(command: str) -> bool:
@@ -194,7 +198,13 @@ class EnvBuilder:
         if spec.packages == "requirements.txt":
             reqs = root / "requirements.txt"
             reqs.write_text(_requirements_at(mirror, setup_commit, spec.requirements_paths))
-            steps.append((f"python -m pip install -r {reqs}", "install the pinned requirements"))
+            # All at once when possible; else one by one, leaving out pins PyPI no longer
+            # serves (removed stub packages and the like) and naming them in the build log.
+            listed = f"sed -e 's/[[:space:]]#.*//' -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' {reqs}"
+            steps.append((f"python -m pip install -r {reqs} || ({listed}"
+                          " | while read -r req; do python -m pip install \"$req\" "
+                          "|| echo \"SKIPPED requirement: $req\"; done)",
+                          "install the pinned requirements"))
         elif spec.packages and spec.packages != "environment.yml":
             steps.append((f"python -m pip install {spec.packages}", "install the packages"))
         if spec.pip_packages:
