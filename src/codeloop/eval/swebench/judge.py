@@ -70,7 +70,12 @@ def judge(
         # Installed once more after the diff: a diff may change packaging (entry points, setup).
         if diff.strip() and ("setup.py" in diff or "setup.cfg" in diff or "pyproject" in diff):
             env.prepare(repo, edits=False)
-        result = run_shell(test_command(env, inst), repo, env.environ(), TEST_TIMEOUT_S)
+        # A private temp dir: pytest prunes old /tmp/pytest-of-USER/pytest-N dirs, which
+        # removes the files of any other test session running at the same time.
+        private_tmp = Path(tmp) / "tmp"
+        private_tmp.mkdir()
+        environ = env.environ() | {"TMPDIR": str(private_tmp)}
+        result = run_shell(test_command(env, inst), repo, environ, TEST_TIMEOUT_S)
     verdict = grade(inst, parse_output(env.spec.runner, result.output), excluded)
     verdict.network = network_failures(result.output)
     verdict.seconds = result.seconds
