@@ -59,6 +59,10 @@ FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error
 class FinishGate(Protocol):
     """Decides whether `finish` may end the session (the verifier plugs in here)."""
 
+    def before_edit(self) -> None:
+        """Called before a tool that writes files runs (a baseline can be taken here)."""
+        ...
+
     def check_finish(self) -> tuple[bool, str, bool]:
         """(allow, message for the model, escalate to a human)."""
         ...
@@ -271,6 +275,8 @@ class Runner:
             if verdict is not True:
                 self._record(call, verdict, 0.0)
                 return True
+        if checked.tool.tier == "write" and self.finish_gate is not None:
+            self.finish_gate.before_edit()
         self._start(call)
         begin = time.perf_counter()
         try:
@@ -290,6 +296,8 @@ class Runner:
                     if escalate:
                         self._finish("needs_human", reason=message)
                     return True
+                summary = str(observation.data.get("summary", ""))
+                observation.data["summary"] = f"{summary}\n\n{message}".strip()
         self._record(call, observation, duration)
         if self.state.finish_summary is not None:
             self._finish("finished", summary=self.state.finish_summary)
