@@ -37,6 +37,8 @@ class ModelRequest:
     max_tokens: int = 4096
     temperature: float | None = None
     stream: bool = True
+    # Model calls already completed in this session (scripted models use it as their place).
+    step: int = 0
 
 
 @dataclass

@@ -14,12 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from codeloop.config import Budgets
-from codeloop.context.messages import build_messages
+from codeloop.context.assemble import tools_tokens
+from codeloop.context.compaction import ContextOverflow, compact
+from codeloop.context.messages import build_messages, conversation, task_message
+from codeloop.context.tokens import get_counter
 from codeloop.events import (
     INTERRUPTED_MARKER,
     ApprovalGiven,
     ApprovalRequested,
     BudgetWarning,
+    Compacted,
     Event,
     LoopDetected,
     ModelCallFailed,
@@ -29,6 +33,7 @@ from codeloop.events import (
     SessionFinished,
     SessionPaused,
     SessionResumed,
+    SessionStarted,
     StoredEvent,
     SystemNote,
     ToolCallData,
@@ -38,10 +43,12 @@ from codeloop.events import (
 from codeloop.llm.types import (
     ContextWindowExceeded,
     DeltaCallback,
+    Message,
     Model,
     ModelError,
     ModelRequest,
     ScriptExhausted,
+    ToolSpec,
 )
 from codeloop.policy.engine import PolicyEngine
 from codeloop.session.budgets import check_budgets, warning_text
@@ -104,6 +111,8 @@ class Runner:
         on_delta: DeltaCallback | None = None,
         control: Control | None = None,
         max_output_tokens: int = 8192,
+        context_window: int | None = None,
+        summariser: Model | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -120,6 +129,8 @@ class Runner:
         self.on_delta = on_delta
         self.control = control or Control()
         self.max_output_tokens = max_output_tokens
+        self.context_window = context_window
+        self.summariser = summariser
         self.state = SessionState()
 
     # --- the log ---------------------------------------------------------------------------
@@ -218,9 +229,15 @@ class Runner:
     def _call_model(self) -> None:
         started = self.state.started
         assert started is not None
-        messages = build_messages(started, self.state.transcript)
-        request = ModelRequest(messages=messages, tools=self.registry.specs(),
-                               max_tokens=self.max_output_tokens)
+        tools = self.registry.specs()
+        try:
+            body = self._fit_conversation(started, tools)
+        except ContextOverflow as exc:
+            self._finish("context_overflow", reason=str(exc))
+            return
+        messages = build_messages(started, self.state.transcript, body)
+        request = ModelRequest(messages=messages, tools=tools, max_tokens=self.max_output_tokens,
+                               step=self.state.steps)
         step = self.state.steps + 1
         self._emit(ModelCallStarted(step=step, model=self.model.name,
                                     message_count=len(messages)))
@@ -250,6 +267,25 @@ class Runner:
                 text=f"That was {what}. Continue the task by calling a tool, or call finish "
                      "when the task is done.",
             ))
+
+    def _fit_conversation(self, started: SessionStarted, tools: list[ToolSpec]) -> list[Message]:
+        """The conversation within the context window: old outputs shortened, and older turns
+        summarised (recorded as a `Compacted` event) when that is not enough."""
+        body = conversation(self.state.transcript)
+        if self.context_window is None:
+            return body
+        counter = get_counter()
+        fixed = (counter.count(started.system_prompt) + tools_tokens(tools, counter)
+                 + self.max_output_tokens)
+        budget = int(self.context_window * 0.95) - fixed
+        task = task_message(started)
+        result = compact([task, *body], budget, self.summariser, counter)
+        if result.dropped_messages:
+            summary = result.messages[1]
+            self._emit(Compacted(dropped_events=result.dropped_messages, summary=summary.content,
+                                 tokens_before=result.tokens_before,
+                                 tokens_after=result.tokens_after))
+        return result.messages[1:]
 
     # --- tools -------------------------------------------------------------------------------
 

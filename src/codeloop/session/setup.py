@@ -119,7 +119,7 @@ def build_runner(
     store: EventStore, session_id: str, repo: Path, settings: Settings, model: Model,
     base_dir: Path | None = None, parts: RuntimeParts | None = None,
     on_event: Any = None, on_delta: DeltaCallback | None = None,
-    registry: ToolRegistry | None = None,
+    registry: ToolRegistry | None = None, summariser: Model | None = None,
 ) -> Runner:
     parts = parts or RuntimeParts()
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
@@ -135,4 +135,5 @@ def build_runner(
         policy=parts.policy or make_policy(settings), approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,
+        context_window=settings.context_window, summariser=summariser or model,
     )
