@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import resource
 import tempfile
-import threading
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_info import SandboxTracker
 from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
@@ -62,6 +62,7 @@ class BwrapSandbox:
         sandbox_uid: int = DEFAULT_SANDBOX_UID,
         extra_ro_binds: Sequence[Path] = (),
         capabilities: Capabilities | None = None,
+        egress: EgressProxy | None = None,
     ) -> None:
         self.caps = capabilities or probe()
         if not self.caps.isolation_available or self.caps.bwrap_path is None:
@@ -75,6 +76,9 @@ class BwrapSandbox:
         self.shm_size_mb = shm_size_mb
         self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
         self._extra = tuple(Path(p) for p in extra_ro_binds)
+        # With an egress proxy, unix sockets are allowed so the forwarder can reach it;
+        # the sandbox's view holds no other path socket and abstract ones are per-netns.
+        self.egress = egress
 
     def _scratch(self, stack: ExitStack, runs: Path | None) -> tuple[Path, Path]:
         """Fresh upper/work dirs for one command, removed when `stack` closes."""
@@ -85,8 +89,7 @@ class BwrapSandbox:
         if runs is not None:
             runs.mkdir(exist_ok=True)
         run_dir = Path(tempfile.mkdtemp(prefix="codeloop-run-", dir=runs))
-        # Removing overlay scratch costs milliseconds the caller need not wait for.
-        stack.callback(threading.Thread(target=remove_tree, args=(run_dir,)).start)
+        stack.callback(remove_tree, run_dir)
         upper, work = run_dir / "upper", run_dir / "work"
         upper.mkdir()
         work.mkdir()
@@ -131,7 +134,7 @@ class BwrapSandbox:
         cwd = Path(os.path.realpath(cwd))
         with ExitStack() as stack:
             mount, notes = self._mount(cwd, stack)
-            fd = program_fd(seccomp_program())
+            fd = program_fd(seccomp_program(allow_unix_sockets=self.egress is not None))
             stack.callback(os.close, fd)
             tracker = stack.enter_context(SandboxTracker())
             profile = Profile(
@@ -144,6 +147,7 @@ class BwrapSandbox:
                 shm_size_mb=self.shm_size_mb,
                 drop_to=self._drop,
                 extra_ro_binds=self._extra,
+                egress_socket=self.egress.socket_path if self.egress else None,
             )
             outcome = run_process(
                 bwrap_argv(self._bwrap, profile, command),
