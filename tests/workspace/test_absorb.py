@@ -30,6 +30,7 @@ mkdir -p .git/hooks && echo 'touch /tmp/pwned' > .git/hooks/pre-commit
 """
     upper = run_in_overlay(ws, script, overlay_scratch)
     assert stat.S_ISCHR(os.lstat(upper / "README.md").st_mode)  # a real whiteout
+    assert list((ws.state_dir / "layers").iterdir()) == []  # the layer was cleaned up
     changed = ws.absorb(upper)
     assert changed == ["README.md", "alias.txt", "created.txt", "docs/guide.md", "docs/only.md",
                        "scripts/run.sh", "src/app.py", "src/util.py", "src/util2.py"]

@@ -43,6 +43,7 @@ from codeloop.llm.types import (
     ModelRequest,
     ScriptExhausted,
 )
+from codeloop.policy.engine import PolicyEngine
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
 from codeloop.session.state import SessionState, apply, fold
@@ -53,30 +54,6 @@ from codeloop.tools.registry import ToolRegistry, Validated
 MAX_OBSERVATION_CHARS = 30_000
 FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error",
                        "context_overflow", "needs_human", "cancelled"]
-
-
-class PolicyDecision(Protocol):
-    action: str
-    rule: str
-    reason: str
-    source: str
-
-
-class PostToolResult(Protocol):
-    text: str
-    untrusted: bool
-    flags: list[str]
-
-
-class Policy(Protocol):
-    def decide(self, name: str, tier: str, args: dict[str, Any], tainted: bool,
-               cwd: Any, session_id: str) -> PolicyDecision: ...
-
-    def post_tool(self, name: str, args: dict[str, Any], output: str) -> PostToolResult: ...
-
-    def approval_digest(self, name: str, args: dict[str, Any]) -> str: ...
-
-    def allow_rule(self, text: str) -> None: ...
 
 
 class FinishGate(Protocol):
@@ -116,7 +93,7 @@ class Runner:
         registry: ToolRegistry,
         tool_ctx: ToolContext,
         budgets: Budgets,
-        policy: Policy | None = None,
+        policy: PolicyEngine | None = None,
         approver: Approver | None = None,
         finish_gate: FinishGate | None = None,
         on_event: Callable[[StoredEvent], None] | None = None,
@@ -318,7 +295,8 @@ class Runner:
             self._finish("finished", summary=self.state.finish_summary)
         return True
 
-    def _authorise(self, call: ToolCallData, checked: Validated) -> Observation | bool | None:
+    def _authorise(self, call: ToolCallData, checked: Validated
+                   ) -> Observation | Literal[True] | None:
         """True to run, an error observation if refused, None to pause for a human."""
         assert self.policy is not None
         args = checked.args.model_dump()
@@ -331,7 +309,7 @@ class Runner:
                                                 decision.source)
             except Exception as exc:  # fail closed
                 action, rule, reason, source = "deny", "", f"policy error: {exc}", "default"
-            self._emit(PolicyDecided(call_id=call.id, decision=action,  # type: ignore[arg-type]
+            self._emit(PolicyDecided(call_id=call.id, decision=action,
                                      rule=rule, reason=reason, source=source))
             if action == "allow":
                 return True

@@ -21,6 +21,7 @@ def build_farm(root: Path, merged: Path, prefer_copy: bool = False) -> Manifest:
     merged.mkdir(mode=0o755)
     kind = "copy" if prefer_copy else "overlay"
     entries: dict[str, Entry] = {}
+    dirs: dict[str, int] = {"": merged.stat().st_ino}
     stack: list[tuple[str, str, str]] = [(str(root), str(merged), "")]
     while stack:
         src_dir, dst_dir, prefix = stack.pop()
@@ -31,6 +32,7 @@ def build_farm(root: Path, merged: Path, prefer_copy: bool = False) -> Manifest:
                 st = e.stat(follow_symlinks=False)
                 if stat.S_ISDIR(st.st_mode):
                     os.mkdir(dst, stat.S_IMODE(st.st_mode) | 0o700)
+                    dirs[rel] = os.lstat(dst).st_ino
                     stack.append((e.path, dst, rel + "/"))
                 elif stat.S_ISLNK(st.st_mode):
                     os.symlink(os.readlink(e.path), dst)
@@ -48,4 +50,4 @@ def build_farm(root: Path, merged: Path, prefer_copy: bool = False) -> Manifest:
                                 raise
                     shutil.copy2(e.path, dst, follow_symlinks=False)
                     entries[rel] = Entry.from_stats("f", st, os.lstat(dst))
-    return Manifest(str(root), kind, time.time(), entries)
+    return Manifest(str(root), kind, time.time(), entries, dirs)

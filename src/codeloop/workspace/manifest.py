@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeloop.workspace.errors import WorkspaceStateError
@@ -41,9 +41,22 @@ class Entry:
         return (self.u_ino, self.u_mtime, self.u_size, self.u_mode) == (
             st.st_ino, st.st_mtime_ns, st.st_size, st.st_mode)
 
+    def row(self) -> list[int | str]:
+        return [self.kind, self.u_ino, self.u_mtime, self.u_size, self.u_mode, self.m_ino,
+                self.m_mtime, self.m_ctime, self.m_size, self.m_mode]
+
     def merged_matches(self, st: os.stat_result) -> bool:
         return (self.m_ino, self.m_mtime, self.m_ctime, self.m_size, self.m_mode) == (
             st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+
+
+@dataclass
+class DirIndex:
+    """Per merged-view directory: the expected {name: inode} and the names a stat must settle."""
+
+    expected: dict[str, dict[str, int]]
+    subdirs: dict[str, list[str]]
+    own: dict[str, list[str]]
 
 
 @dataclass
@@ -52,11 +65,40 @@ class Manifest:
     kind: str  # "overlay" (hard-link farm) or "copy"
     created: float
     entries: dict[str, Entry]
+    dirs: dict[str, int]  # merged-view directory -> its inode ("" is the top)
+    _index: DirIndex | None = field(default=None, repr=False, compare=False)
+
+    def index(self) -> DirIndex:
+        """The directory index of the scan, built once per change of the manifest."""
+        if self._index is None:
+            self._index = self._build_index()
+        return self._index
+
+    def invalidate(self) -> None:
+        self._index = None
+
+    def _build_index(self) -> DirIndex:
+        expected: dict[str, dict[str, int]] = {d: {} for d in self.dirs}
+        subdirs: dict[str, list[str]] = {d: [] for d in self.dirs}
+        own: dict[str, list[str]] = {}
+        for d, ino in self.dirs.items():
+            if d:
+                parent, _, name = d.rpartition("/")
+                expected.setdefault(parent, {})[name] = ino
+                subdirs.setdefault(parent, []).append(name)
+        copy_mode = self.kind != "overlay"
+        for rel, e in self.entries.items():
+            parent, _, name = rel.rpartition("/")
+            expected.setdefault(parent, {})[name] = e.m_ino
+            if copy_mode or e.m_ino != e.u_ino:
+                own.setdefault(parent, []).append(name)
+        return DirIndex(expected, subdirs, own)
 
     def save(self, path: Path) -> None:
+        self.invalidate()
         payload = {"version": _VERSION, "root": self.root, "kind": self.kind,
-                   "created": self.created,
-                   "entries": {k: astuple(v) for k, v in self.entries.items()}}
+                   "created": self.created, "dirs": self.dirs,
+                   "entries": {k: v.row() for k, v in self.entries.items()}}
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(payload, separators=(",", ":")))
         os.replace(tmp, path)
@@ -68,7 +110,8 @@ class Manifest:
             if payload.get("version") != _VERSION:
                 raise ValueError(f"unknown version {payload.get('version')}")
             entries = {k: Entry(*v) for k, v in payload["entries"].items()}
-            return cls(payload["root"], payload["kind"], float(payload["created"]), entries)
+            return cls(payload["root"], payload["kind"], float(payload["created"]), entries,
+                       {k: int(v) for k, v in payload["dirs"].items()})
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise WorkspaceStateError(
                 f"the workspace state {path} cannot be read: {exc}",

@@ -9,14 +9,15 @@ overlay's upper layer to `absorb` after each command. The user's tree changes on
 from __future__ import annotations
 
 import builtins
+import contextlib
 import fcntl
 import json
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import astuple
 from pathlib import Path
 
 from codeloop.workspace import fsops
@@ -30,7 +31,12 @@ from codeloop.workspace.changes import (
     has_git_component,
     scan,
 )
-from codeloop.workspace.errors import ProtectedPath, WorkspaceError, WorkspaceStateError
+from codeloop.workspace.errors import (
+    ProtectedPath,
+    UnsafePath,
+    WorkspaceError,
+    WorkspaceStateError,
+)
 from codeloop.workspace.farm import build_farm
 from codeloop.workspace.manifest import Entry, Manifest
 from codeloop.workspace.paths import confine
@@ -101,13 +107,16 @@ class OverlayWorkspace:
             except FileNotFoundError:
                 st = None
             if st is not None and not stat.S_ISREG(st.st_mode):
-                raise WorkspaceError(f"{target} exists and is not a regular file")
+                raise UnsafePath(f"{target} changed into something other than a regular file",
+                                 "read it again and retry the write")
             mode = stat.S_IMODE(st.st_mode) & 0o777 if st is not None else 0o644
             fsops.write_file_at(pfd, name, data, mode)
             self._touch([target])
 
     def delete(self, rel: str) -> None:
         inside = self._inside(rel).rstrip("/")
+        if "\x00" in inside or inside.startswith("~"):
+            confine(self._merged, inside)  # raises the same refusal as for reads and writes
         head, name = os.path.split(inside)
         if name in ("", ".", ".."):
             raise WorkspaceError(f"{rel!r} names no file to delete")
@@ -152,6 +161,21 @@ class OverlayWorkspace:
             self._touch(changed)
             return changed
 
+    @contextmanager
+    def layer(self) -> Iterator[tuple[Path, Path]]:
+        """Fresh (upper, work) dirs for one command's overlay, on the merged view's filesystem
+        so that `absorb` moves files by rename; removed afterwards."""
+        layers = self._state / "layers"
+        layers.mkdir(exist_ok=True)
+        top = Path(tempfile.mkdtemp(dir=layers))
+        upper, work = top / "upper", top / "work"
+        upper.mkdir()
+        work.mkdir()
+        try:
+            yield upper, work
+        finally:
+            _remove_tree(top)
+
     def apply(self) -> ApplyResult:
         """Write the changes into the user's tree (all or nothing), after a checkpoint."""
         with self._locked(), self._merged_fd() as mfd, self._root_fd() as rfd:
@@ -170,7 +194,7 @@ class OverlayWorkspace:
             entries = self._manifest.entries
             cp_dir.mkdir()
             (cp_dir / "entries.json").write_text(json.dumps(
-                {ch.rel: astuple(entries[ch.rel]) if ch.rel in entries else None for ch in raw}))
+                {ch.rel: entries[ch.rel].row() if ch.rel in entries else None for ch in raw}))
             apply_changes(raw, rfd, mfd, cp_dir)
             for ch in raw:
                 self._record(ch.rel, rfd, mfd)
@@ -249,6 +273,13 @@ class OverlayWorkspace:
             fresh = Entry(kind, fresh.u_ino, fresh.u_mtime, fresh.u_size, fresh.u_mode,
                           old.m_ino, old.m_mtime, old.m_ctime, old.m_size, old.m_mode)
         self._manifest.entries[rel] = fresh
+        parent = os.path.dirname(rel)
+        while parent and parent not in self._manifest.dirs:
+            dst = fsops.lstat_at(mfd, parent)
+            if dst is None or not stat.S_ISDIR(dst.st_mode):
+                break
+            self._manifest.dirs[parent] = dst.st_ino
+            parent = os.path.dirname(parent)
 
     def _raw(self, include_git: bool, mfd: int | None = None,
              rfd: int | None = None) -> builtins.list[RawChange]:
@@ -305,3 +336,14 @@ class OverlayWorkspace:
             yield fd
         finally:
             os.close(fd)
+
+
+def _remove_tree(top: Path) -> None:
+    """Remove a layer; overlayfs leaves its work dir mode 000, which an owner may chmod back."""
+    def allow_and_retry(func: Callable[..., object], path: str, _exc: object) -> None:
+        os.chmod(os.path.dirname(path), 0o700)
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o700)
+        func(path)
+
+    shutil.rmtree(top, onerror=allow_and_retry)
