@@ -82,10 +82,6 @@ class BwrapSandbox:
 
     def _scratch(self, stack: ExitStack, runs: Path | None) -> tuple[Path, Path]:
         """Fresh upper/work dirs for one command, removed when `stack` closes."""
-        layer = getattr(self.workspace, "layer", None)
-        if layer is not None:
-            upper, work = stack.enter_context(layer())
-            return Path(upper), Path(work)
         if runs is not None:
             runs.mkdir(exist_ok=True)
         run_dir = Path(tempfile.mkdtemp(prefix="codeloop-run-", dir=runs))
