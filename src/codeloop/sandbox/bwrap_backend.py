@@ -29,23 +29,36 @@ from codeloop.sandbox.upper import remove_tree, sanitize_upper
 _RUNS_DIR = "sandbox-runs"
 
 
-def _rlimits(limits: Limits) -> Callable[[], None]:
-    """A pre-exec hook that sets the command's resource limits (inherited through bwrap)."""
+_PRLIMIT = "/usr/bin/prlimit"
+
+
+def _rlimit_values(limits: Limits) -> list[tuple[int, str, int]]:
     mb = 1 << 20
-    values = [
-        (resource.RLIMIT_AS, limits.memory_mb * mb),
-        (resource.RLIMIT_FSIZE, limits.max_file_mb * mb),
-        (resource.RLIMIT_NPROC, limits.max_processes),
-        (resource.RLIMIT_NOFILE, limits.max_open_files),
-        (resource.RLIMIT_CPU, limits.cpu_s),
-        (resource.RLIMIT_CORE, 0),
+    return [
+        (resource.RLIMIT_AS, "as", limits.memory_mb * mb),
+        (resource.RLIMIT_FSIZE, "fsize", limits.max_file_mb * mb),
+        (resource.RLIMIT_NPROC, "nproc", limits.max_processes),
+        (resource.RLIMIT_NOFILE, "nofile", limits.max_open_files),
+        (resource.RLIMIT_CPU, "cpu", limits.cpu_s),
+        (resource.RLIMIT_CORE, "core", 0),
     ]
 
+
+def _rlimits(limits: Limits) -> tuple[list[str], Callable[[], None] | None]:
+    """How the command gets its resource limits (inherited through bwrap).
+
+    util-linux's prlimit as a launcher keeps Popen on its fast path and off `preexec_fn`,
+    which is unsafe in a threaded process; the pre-exec hook is the fallback.
+    """
+    values = _rlimit_values(limits)
+    if os.access(_PRLIMIT, os.X_OK):
+        return [_PRLIMIT, *(f"--{name}={value}" for _, name, value in values), "--"], None
+
     def apply() -> None:
-        for which, value in values:
+        for which, _, value in values:
             resource.setrlimit(which, (value, value))
 
-    return apply
+    return [], apply
 
 
 class BwrapSandbox:
@@ -145,14 +158,15 @@ class BwrapSandbox:
                 extra_ro_binds=self._extra,
                 egress_socket=self.egress.socket_path if self.egress else None,
             )
+            launcher, preexec = _rlimits(lim)
             outcome = run_process(
-                bwrap_argv(self._bwrap, profile, command),
+                [*launcher, *bwrap_argv(self._bwrap, profile, command)],
                 cwd=Path("/"),
                 env=launcher_env(),
                 timeout_s=lim.timeout_s,
                 max_output_bytes=lim.max_output_bytes,
                 pass_fds=(fd, tracker.write_fd),
-                preexec_fn=_rlimits(lim),
+                preexec_fn=preexec,
                 started=tracker.started,
                 finished=tracker.finished,
             )
