@@ -6,6 +6,7 @@ import errno
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +126,19 @@ def test_pitfall4_root_drops_to_an_unprivileged_uid(box: Box) -> None:
     else:
         assert uid == os.geteuid()
         assert "CapEff:\t0000000000000000" in result.output
+
+
+def test_kernel_tunables_and_logs_stay_out_of_reach(box: Box) -> None:
+    # As root the command keeps CAP_DAC_OVERRIDE; it must still not reach host-wide knobs.
+    # The values written are harmless even if a write got through: the current core
+    # pattern, and sysrq "h" (print help).
+    core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
+    result = box.run(
+        f"printf '%s' '{core_pattern.strip()}' > /proc/sys/kernel/core_pattern && echo WROTE-CORE;"
+        " echo 1 > /proc/sys/vm/drop_caches && echo WROTE-VM;"
+        " echo h > /proc/sysrq-trigger && echo WROTE-SYSRQ;"
+        " dmesg >/dev/null 2>&1 && echo READ-DMESG; ls /sys >/dev/null 2>&1 && echo SYS-VISIBLE; true"
+    )
+    for marker in ("WROTE-CORE", "WROTE-VM", "WROTE-SYSRQ", "READ-DMESG", "SYS-VISIBLE"):
+        assert marker not in result.output
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern
