@@ -57,11 +57,28 @@ def test_case22_ptrace_and_process_vm_are_denied(box: Box) -> None:
         assert by_name[name]["ret"] == -1 and by_name[name]["errno"] == errno.EPERM, by_name[name]
 
 
-def test_case22_host_processes_cannot_be_signalled(box: Box) -> None:
-    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+def test_case22_host_processes_cannot_be_signalled(box: Box, tmp_path: Path) -> None:
+    # The broadcast uses SIGURG, ignored by default, so that even a broken sandbox would
+    # not hurt other processes on the machine; the victim records any it receives.
+    marker = tmp_path / "signals"
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys, time\n"
+            "def note(n, _f):\n"
+            f"    open({str(marker)!r}, 'a').write(str(n))\n"
+            "signal.signal(signal.SIGURG, note)\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
-        box.run(f"kill -9 -1; kill -9 {victim.pid}; kill -9 {os.getpid()}; true")
+        assert victim.stdout is not None and victim.stdout.readline() == b"ready\n"
+        box.run(f"kill -URG -1; kill -URG {victim.pid}; kill -9 {victim.pid}; true")
         assert victim.poll() is None  # still alive
+        assert not marker.exists()  # and never signalled
     finally:
         victim.kill()
         victim.wait()
