@@ -17,7 +17,7 @@ from typing import Any
 
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_info import SandboxTracker
-from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.bwrap_profile import SYSTEM_PYTHON, Profile, WorkspaceMount, bwrap_argv
 from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
@@ -91,6 +91,11 @@ class BwrapSandbox:
         self._extra = tuple(Path(p) for p in extra_ro_binds)
         # With an egress proxy, unix sockets are allowed so the forwarder can reach it;
         # the sandbox's view holds no other path socket and abstract ones are per-netns.
+        if egress is not None and not os.access(SYSTEM_PYTHON, os.X_OK):
+            raise SandboxUnavailable(
+                f"the egress forwarder needs {SYSTEM_PYTHON} inside the sandbox",
+                "install the system python3 package, or run without egress",
+            )
         self.egress = egress
 
     def _scratch(self, stack: ExitStack, runs: Path | None) -> tuple[Path, Path]:
