@@ -147,3 +147,14 @@ def test_a_failure_part_way_puts_everything_back(ws: OverlayWorkspace, repo: Pat
         ws.apply()
     assert (repo / "README.md").read_bytes() == b"# demo\n"
     assert list(elsewhere.iterdir()) == []
+
+
+def test_another_process_sees_an_apply(ws: OverlayWorkspace, repo: Path,
+                                       tmp_path: Path) -> None:
+    ws.write("src/app.py", b"applied elsewhere\n")
+    other = OverlayWorkspace(repo, tmp_path / "state")  # as `codeloop apply` would open it
+    assert other.apply().applied == ["src/app.py"]
+    assert ws.changed_files() == []  # the first object reloads the newer manifest
+    ws.write("src/app.py", b"next change\n")
+    assert ws.apply().conflicts == []
+    assert (repo / "src/app.py").read_bytes() == b"next change\n"

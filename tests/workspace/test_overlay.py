@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from wstools import tree_hash, visible_files
 
 from codeloop.workspace.errors import ProtectedPath, WorkspaceError, WorkspaceStateError
 from codeloop.workspace.factory import open_workspace
+from codeloop.workspace.farm import seal
 from codeloop.workspace.overlay import OverlayWorkspace
 
 
@@ -170,3 +172,20 @@ def test_a_new_process_reopens_the_session(ws: OverlayWorkspace, repo: Path,
                          env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "['src/app.py'] b'from the first process\\n'"
+
+
+def test_trusted_directory_stamps_still_reveal_changes(ws: OverlayWorkspace,
+                                                       repo: Path) -> None:
+    # Seal again a moment later so that every directory stamp is older than the seal and the
+    # scan skips listing unchanged directories.
+    time.sleep(0.05)
+    seal(ws._manifest, ws.path, ws.state_dir / "sealed")
+    assert set(ws._manifest.index().trusted) >= {"", "src", "docs", "scripts"}
+    assert ws.changed_files() == []
+    # Changes made behind the workspace's back, entry by entry, as a careless tool would.
+    os.unlink(ws.path / "docs/guide.md")
+    (ws.path / "src/extra.py").write_bytes(b"planted\n")
+    staged = ws.path / "scripts/.tmp"
+    staged.write_bytes(b"#!/bin/sh\necho other\n")
+    staged.replace(ws.path / "scripts/run.sh")
+    assert ws.changed_files() == ["docs/guide.md", "scripts/run.sh", "src/extra.py"]

@@ -58,9 +58,10 @@ def has_git_component(rel: str) -> bool:
 def scan(manifest: Manifest, merged: str, include_git: bool) -> set[str]:
     """Paths that may differ from the farm-time state; over-reports, never under-reports.
 
-    A directory whose {name: inode} listing equals the recorded one is settled as a whole (a
-    hard link still shared with the user's file keeps its inode number from being reused);
-    entries with inodes of their own (symlinks, copies) are settled by their full stat.
+    A directory is settled as a whole when its stamp (inode, mtime, ctime) is trusted and
+    unchanged, or when its {name: inode} listing equals the recorded one (a hard link still
+    shared with the user's file keeps its inode number from being reused). Entries with
+    inodes of their own (symlinks, copies) are settled by their full stat.
     """
     index = manifest.index()
     suspects: set[str] = set()
@@ -68,11 +69,20 @@ def scan(manifest: Manifest, merged: str, include_git: bool) -> set[str]:
     while stack:
         drel, path = stack.pop()
         prefix = drel + "/" if drel else ""
-        with os.scandir(path) as it:
-            listing = list(it)
-        actual = {e.name: e.inode() for e in listing}
+        try:
+            dst = os.lstat(path)
+        except FileNotFoundError:
+            continue  # gone: the parent's listing reports it
+        if not stat.S_ISDIR(dst.st_mode):
+            continue  # no longer a directory: the parent's listing reports it
+        listing: list[os.DirEntry[str]] = []
         expected = index.expected.get(drel)
-        if actual == expected:
+        unchanged = index.trusted.get(drel) == (dst.st_ino, dst.st_mtime_ns, dst.st_ctime_ns)
+        if not unchanged:
+            with os.scandir(path) as it:
+                listing = list(it)
+            unchanged = {e.name: e.inode() for e in listing} == expected
+        if unchanged:
             for name in index.subdirs.get(drel, ()):
                 if include_git or prefix + name != ".git":
                     stack.append((prefix + name, os.path.join(path, name)))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from codeloop.workspace.errors import WorkspaceStateError
 
-_VERSION = 1
+_VERSION = 2
 
 
 @dataclass
@@ -50,6 +50,9 @@ class Entry:
             st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
 
 
+DirStamp = tuple[int, int, int]  # inode, mtime_ns, ctime_ns; (inode, -1, -1) is never trusted
+
+
 @dataclass
 class DirIndex:
     """Per merged-view directory: the expected {name: inode} and the names a stat must settle."""
@@ -57,6 +60,7 @@ class DirIndex:
     expected: dict[str, dict[str, int]]
     subdirs: dict[str, list[str]]
     own: dict[str, list[str]]
+    trusted: dict[str, tuple[int, int, int]]  # dir -> (inode, mtime, ctime) known unchanged
 
 
 @dataclass
@@ -65,7 +69,8 @@ class Manifest:
     kind: str  # "overlay" (hard-link farm) or "copy"
     created: float
     entries: dict[str, Entry]
-    dirs: dict[str, int]  # merged-view directory -> its inode ("" is the top)
+    dirs: dict[str, DirStamp]  # merged-view directory ("" is the top) -> its stamp
+    sealed_ns: int = 0  # a filesystem timestamp taken after the dir stamps were recorded
     _index: DirIndex | None = field(default=None, repr=False, compare=False)
 
     def index(self) -> DirIndex:
@@ -81,23 +86,28 @@ class Manifest:
         expected: dict[str, dict[str, int]] = {d: {} for d in self.dirs}
         subdirs: dict[str, list[str]] = {d: [] for d in self.dirs}
         own: dict[str, list[str]] = {}
-        for d, ino in self.dirs.items():
+        trusted: dict[str, tuple[int, int, int]] = {}
+        for d, (ino, mtime, ctime) in self.dirs.items():
             if d:
                 parent, _, name = d.rpartition("/")
                 expected.setdefault(parent, {})[name] = ino
                 subdirs.setdefault(parent, []).append(name)
+            # A stamp older than the seal cannot hide a later change: any change after the
+            # seal gets a timestamp at least the seal's, so it differs from the stamp.
+            if mtime < self.sealed_ns and ctime < self.sealed_ns:
+                trusted[d] = (ino, mtime, ctime)
         copy_mode = self.kind != "overlay"
         for rel, e in self.entries.items():
             parent, _, name = rel.rpartition("/")
             expected.setdefault(parent, {})[name] = e.m_ino
             if copy_mode or e.m_ino != e.u_ino:
                 own.setdefault(parent, []).append(name)
-        return DirIndex(expected, subdirs, own)
+        return DirIndex(expected, subdirs, own, trusted)
 
     def save(self, path: Path) -> None:
         self.invalidate()
         payload = {"version": _VERSION, "root": self.root, "kind": self.kind,
-                   "created": self.created, "dirs": self.dirs,
+                   "created": self.created, "dirs": self.dirs, "sealed_ns": self.sealed_ns,
                    "entries": {k: v.row() for k, v in self.entries.items()}}
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(payload, separators=(",", ":")))
@@ -110,8 +120,9 @@ class Manifest:
             if payload.get("version") != _VERSION:
                 raise ValueError(f"unknown version {payload.get('version')}")
             entries = {k: Entry(*v) for k, v in payload["entries"].items()}
+            dirs = {k: (int(v[0]), int(v[1]), int(v[2])) for k, v in payload["dirs"].items()}
             return cls(payload["root"], payload["kind"], float(payload["created"]), entries,
-                       {k: int(v) for k, v in payload["dirs"].items()})
+                       dirs, int(payload["sealed_ns"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise WorkspaceStateError(
                 f"the workspace state {path} cannot be read: {exc}",

@@ -16,7 +16,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -37,7 +37,7 @@ from codeloop.workspace.errors import (
     WorkspaceError,
     WorkspaceStateError,
 )
-from codeloop.workspace.farm import build_farm
+from codeloop.workspace.farm import build_farm, seal
 from codeloop.workspace.manifest import Entry, Manifest
 from codeloop.workspace.paths import confine
 
@@ -61,9 +61,11 @@ class OverlayWorkspace:
         self._journal = self._state / "touched.log"
         self._checkpoints = self._state / "checkpoints"
         self.last_dropped: builtins.list[str] = []
+        self._loaded = (0, 0, 0)
         with self._locked():
             if self._manifest_path.is_file() and self._merged.is_dir():
                 self._manifest = Manifest.load(self._manifest_path)
+                self._loaded = self._manifest_stamp()
                 if self._manifest.root != str(self._root):
                     raise WorkspaceStateError(
                         f"the workspace in {self._state} belongs to {self._manifest.root}, "
@@ -206,6 +208,7 @@ class OverlayWorkspace:
     def undo(self, checkpoint: str | None = None) -> builtins.list[str]:
         """Restore the user's files from an applied checkpoint (the latest by default)."""
         with self._locked(), self._merged_fd() as mfd, self._root_fd() as rfd:
+            self._refresh()
             number = checkpoint or latest_checkpoint(self._checkpoints)
             cp_dir = self._checkpoints / number
             if not (cp_dir / "record.json").is_file():
@@ -246,12 +249,14 @@ class OverlayWorkspace:
         partial = self._state / "merged.partial"
         manifest = build_farm(self._root, partial, prefer_copy)
         partial.rename(self._merged)
+        seal(manifest, self._merged, self._state / "sealed")
         self._manifest = manifest
         self._save(clear_journal=True)
         return manifest
 
     def _save(self, clear_journal: bool) -> None:
         self._manifest.save(self._manifest_path)
+        self._loaded = self._manifest_stamp()
         if clear_journal:
             self._journal.write_text("")
 
@@ -278,11 +283,22 @@ class OverlayWorkspace:
             dst = fsops.lstat_at(mfd, parent)
             if dst is None or not stat.S_ISDIR(dst.st_mode):
                 break
-            self._manifest.dirs[parent] = dst.st_ino
+            self._manifest.dirs[parent] = (dst.st_ino, -1, -1)
             parent = os.path.dirname(parent)
+
+    def _manifest_stamp(self) -> tuple[int, int, int]:
+        st = self._manifest_path.stat()
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _refresh(self) -> None:
+        """Reload the manifest if another process (say `codeloop apply`) saved a newer one."""
+        if self._manifest_stamp() != self._loaded:
+            self._manifest = Manifest.load(self._manifest_path)
+            self._loaded = self._manifest_stamp()
 
     def _raw(self, include_git: bool, mfd: int | None = None,
              rfd: int | None = None) -> builtins.list[RawChange]:
+        self._refresh()
         suspects = scan(self._manifest, str(self._merged), include_git)
         if self._journal.is_file():
             suspects |= {r for r in self._journal.read_text().splitlines() if r}
@@ -340,10 +356,10 @@ class OverlayWorkspace:
 
 def _remove_tree(top: Path) -> None:
     """Remove a layer; overlayfs leaves its work dir mode 000, which an owner may chmod back."""
-    def allow_and_retry(func: Callable[..., object], path: str, _exc: object) -> None:
-        os.chmod(os.path.dirname(path), 0o700)
-        with contextlib.suppress(OSError):
-            os.chmod(path, 0o700)
-        func(path)
-
-    shutil.rmtree(top, onerror=allow_and_retry)
+    for dirpath, dirnames, _files in os.walk(top):  # top-down: open each before descending
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
+    shutil.rmtree(top)
