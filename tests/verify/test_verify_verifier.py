@@ -184,3 +184,21 @@ def test_a_check_that_changes_files_is_flagged_and_not_taken_as_baseline(workspa
     assert "changed files in the workspace" in run.note
     assert verifier.runs[-1] == (run, False)
     assert workspace.changed_files() == ["pkg/generated.py"]
+
+
+def test_finish_reuses_runs_on_the_same_edits_and_the_wider_suite_is_the_baseline_target(
+    workspace: CopyWorkspace, make
+) -> None:
+    verifier = make(baseline_target="tests/test_calc.py")
+    base = verifier.baseline()
+    assert [r.scope for r in base.runs] == ["tests/test_calc.py"]
+    edit(workspace, "pkg/text.py", "return s.upper()\n\n\ndef whisper", "return s.title()\n\n\ndef whisper")
+    after = verifier.run_tests()
+    # Related first (test_text imports pkg.text), then the baseline target instead of everything.
+    assert [r.scope for r in after.runs] == ["related: tests/test_text.py", "tests/test_calc.py"]
+    verifier.run_checks()
+    runs_before = len(verifier.runs)
+    decision, ran = verifier.check_finish()
+    assert ran is None and len(verifier.runs) == runs_before
+    # test_whisper failed before the edits too, but the baseline never ran it: it is new.
+    assert not decision.allow and "[not covered by the baseline run]" in decision.message

@@ -123,8 +123,11 @@ class Verifier:
         self.runs: list[tuple[RunResult, bool]] = []
         self.gate_history: list[GateRound] = []
         self._spent_s = 0.0
-        self._verified_fingerprint: str | None = None
-        self._full_duration_s: float | None = None
+        # The edits' fingerprint when tests (without a target) and checks last ran.
+        self._tests_fingerprint: str | None = None
+        self._checks_fingerprint: str | None = None
+        # How long each test scope took last time, to judge what the budget allows.
+        self._durations: dict[str, float] = {}
 
     # --- state -------------------------------------------------------------------------
 
@@ -145,8 +148,8 @@ class Verifier:
     def _record(self, run: RunResult, pristine: bool) -> None:
         self.runs.append((run, pristine))
         self._spent_s += run.duration_ms / 1000
-        if run.category == "test" and run.scope == "full" and run.outcome != "usage":
-            self._full_duration_s = run.duration_ms / 1000
+        if run.category == "test" and run.outcome != "usage":
+            self._durations[run.scope] = run.duration_ms / 1000
         if pristine:
             self.base.record(run)
         self.latest.record(run)
@@ -196,7 +199,11 @@ class Verifier:
         return self._verification("baseline", runs, notes)
 
     def run_tests(self, target: str | None = None) -> Verification:
-        """Run `target`; with none, the tests related to the changed files, then the wider suite."""
+        """Run `target`; with none, the tests related to the changed files, then the wider suite.
+
+        The wider suite is `baseline_target` when set (what the baseline knows), else all tests;
+        it is skipped when its last run took longer than the budget has left.
+        """
         notes: list[str] = []
         if self.plan.test is None:
             return self._verification("after", [], ["no test command found for this project"])
@@ -213,14 +220,16 @@ class Verifier:
         related = related_tests(self.root, self._changed(), spec.name, graph) if spec.target_command else []
         if related:
             runs.append(self._run_test_spec(related, "related: " + " ".join(related)))
+        wider = self.settings.baseline_target if spec.target_command else None
         remaining = self.settings.time_budget_s - self._spent_s
-        estimate = self._full_duration_s
+        estimate = self._durations.get(wider or "full")
         if estimate is None or estimate <= remaining:
-            runs.append(self._run_test_spec(None, "full"))
+            runs.append(self._run_test_spec(wider.split() if wider else None, wider or "full"))
         else:
             notes.append(
                 f"wider suite skipped: it took {estimate:.0f}s and {max(0.0, remaining):.0f}s of the verification budget is left"
             )
+        self._tests_fingerprint = self.fingerprint()
         return self._verification("after", runs, notes)
 
     def _run_checks(self, baseline: bool = False) -> list[RunResult]:
@@ -229,19 +238,27 @@ class Verifier:
     def run_checks(self) -> Verification:
         """Lint, type and security checks over the whole project."""
         notes = [] if self.plan.checks else ["no lint, type or security checks found for this project"]
-        return self._verification("after", self._run_checks(), notes)
+        runs = self._run_checks()
+        self._checks_fingerprint = self.fingerprint()
+        return self._verification("after", runs, notes)
 
     # --- the gate ---------------------------------------------------------------------------
 
     def check_finish(self) -> tuple[GateDecision, Verification | None]:
-        """Verify the current edits if not yet verified, then decide; a block counts a round."""
+        """Verify the current edits if not yet verified, then decide; a block counts a round.
+
+        Tests (related, then the wider suite) and checks re-run unless they already ran, without
+        a target, on exactly these edits; with no way to see edits they always re-run.
+        """
         fingerprint = self.fingerprint()
         ran: Verification | None = None
-        if fingerprint is None or fingerprint != self._verified_fingerprint:
-            tests = self.run_tests(None)
-            checks = self.run_checks()
-            ran = Verification("final", tests.runs + checks.runs, compare(self.base, self.latest), tests.notes + checks.notes)
-            self._verified_fingerprint = fingerprint
+        stale_tests = fingerprint is None or fingerprint != self._tests_fingerprint
+        stale_checks = fingerprint is None or fingerprint != self._checks_fingerprint
+        if stale_tests or stale_checks:
+            parts = [self.run_tests(None)] if stale_tests else []
+            parts += [self.run_checks()] if stale_checks else []
+            runs = [r for part in parts for r in part.runs]
+            ran = Verification("final", runs, compare(self.base, self.latest), [n for p in parts for n in p.notes])
         decision = check_finish(
             self.base, self.latest, self.gate_history,
             max_fix_rounds=self.settings.max_fix_rounds, fingerprint=fingerprint,
