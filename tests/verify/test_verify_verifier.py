@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.events import VerificationRan
+from codeloop.sandbox.environment import BASE_PATH
 from codeloop.tools.base import ToolContext
 from codeloop.tools.verify_tools import RunChecks, RunChecksArgs, RunTests, RunTestsArgs
 from codeloop.verify.commands import SCRATCH_DIR
@@ -202,3 +204,25 @@ def test_finish_reuses_runs_on_the_same_edits_and_the_wider_suite_is_the_baselin
     assert ran is None and len(verifier.runs) == runs_before
     # test_whisper failed before the edits too, but the baseline never ran it: it is new.
     assert not decision.allow and "[not covered by the baseline run]" in decision.message
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("go", path=BASE_PATH) is None, reason="go is not installed")
+def test_go_project_end_to_end(tmp_path: Path, sandbox) -> None:
+    capture = json.loads((Path(__file__).parent / "fixtures" / "go_test_json.json").read_text())
+    repo = tmp_path / "repo"
+    for rel, text in capture["project"].items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    workspace = CopyWorkspace(repo, tmp_path / "state")
+    settings = {**NO_CHECKS, "env": {"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOCACHE": str(tmp_path / "gocache")}}
+    verifier = Verifier(workspace.path, sandbox, settings, changed_files=workspace.changed_files)
+    base = verifier.baseline()
+    assert {f.test_id for f in base.runs[0].failures} == {
+        "example.com/sample::TestAddFails", "example.com/sample::TestTable/bad", "example.com/sample/sub::TestHalfPanics",
+    }
+    edit(workspace, "calc.go", "func Div(a, b int) int { return a / b }", "func Div(a, b int) int { return a / b }\n\nfunc Broken() int { return \"x\" }")
+    after = verifier.run_tests()
+    assert [r.scope for r in after.runs] == ["related: .", "full"]
+    assert [(f.kind, f.file) for f in after.comparison.new.values()] == [("build", "calc.go")]
+    assert not (workspace.path / SCRATCH_DIR).exists()

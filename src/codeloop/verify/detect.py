@@ -112,11 +112,13 @@ def _make_test(root: Path) -> CommandSpec | None:
 
 def _detect_test(root: Path, settings: VerifySettings, which: Which, notes: list[str]) -> CommandSpec | None:
     if (root / "go.mod").exists():
-        return CommandSpec(name="go test", category="test", command="go test -json ./...", parser="go-json",
-                           target_command="go test -json {targets}")
+        # Reports go to a file: a big suite's stream would be cut by the output cap.
+        return CommandSpec(name="go test", category="test", command="go test -json ./... > {report}",
+                           parser="go-json", target_command="go test -json {targets} > {report}", report_ext="json")
     if (root / "Cargo.toml").exists():
-        return CommandSpec(name="cargo test", category="test", command="cargo test --no-fail-fast",
-                           parser="cargo", target_command="cargo test --no-fail-fast {targets}")
+        return CommandSpec(name="cargo test", category="test", command="cargo test --no-fail-fast > {report} 2>&1",
+                           parser="cargo", target_command="cargo test --no-fail-fast {targets} > {report} 2>&1",
+                           report_ext="txt")
     js = _js_test(root) if (root / "package.json").exists() else None
     if js:
         return js

@@ -57,13 +57,13 @@ def run_command(
             _cleanup(report_path)
     parsed = PARSERS[spec.parser](result.output, report, workspace)
     if not parsed.structured and result.exit_code not in (0, None):
-        parsed = parse_generic(result.output, None, workspace)
+        parsed = parse_generic(f"{report or ''}\n{result.output}", None, workspace)
     failures = [f if f.tool else f.model_copy(update={"tool": spec.name}) for f in parsed.failures]
     run = RunResult(
         name=spec.name, category=spec.category, command=spec.display(targets), scope=scope,
         exit_code=result.exit_code, duration_ms=result.duration_ms, timed_out=result.timed_out,
         failures=failures, passed=parsed.passed, skipped=parsed.skipped, parser=spec.parser,
-        output_tail=short_trace(result.output, max_lines=40, max_chars=4000),
+        output_tail=short_trace(result.output or report or "", max_lines=40, max_chars=4000),
     )
     if result.timed_out or result.killed_reason:
         why = "timed out" if result.timed_out else f"was stopped ({result.killed_reason})"
@@ -82,7 +82,7 @@ def run_command(
         return run
     run.outcome = "failed"
     run.failures.append(
-        Failure(kind="crash", tool=spec.name, trace=short_trace(result.output),
+        Failure(kind="crash", tool=spec.name, trace=short_trace(result.output or report or ""),
                 message=f"{spec.name} on {scope} exited with code {result.exit_code} and no failure it could parse")
     )
     return run
