@@ -12,7 +12,14 @@ import pytest
 from codeloop.events import VerificationRan
 from codeloop.sandbox.environment import BASE_PATH
 from codeloop.tools.base import ToolContext
-from codeloop.tools.verify_tools import RunChecks, RunChecksArgs, RunTests, RunTestsArgs
+from codeloop.tools.verify_tools import (
+    RunChecks,
+    RunChecksArgs,
+    RunTests,
+    RunTestsArgs,
+    ensure_baseline,
+    gate_finish,
+)
 from codeloop.verify.commands import SCRATCH_DIR
 from codeloop.verify.verifier import Verifier
 from codeloop.workspace.copy import CopyWorkspace
@@ -226,3 +233,19 @@ def test_go_project_end_to_end(tmp_path: Path, sandbox) -> None:
     assert [r.scope for r in after.runs] == ["related: .", "full"]
     assert [(f.kind, f.file) for f in after.comparison.new.values()] == [("build", "calc.go")]
     assert not (workspace.path / SCRATCH_DIR).exists()
+
+
+def test_loop_helpers_take_the_baseline_once_and_gate_finish(workspace: CopyWorkspace, sandbox, base_settings) -> None:
+    events: list[object] = []
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=events.append,
+                      services={"verify_config": {**base_settings, **NO_CHECKS}})
+    first = ensure_baseline(ctx)
+    assert first is not None and first.phase == "baseline"
+    assert ensure_baseline(ctx) is None
+    edit(workspace, "pkg/calc.py", "return a * b", "return a ** b")
+    decision = gate_finish(ctx)
+    assert not decision.allow and "tests/test_calc.py::test_mul" in decision.message
+    phases = [e.phase for e in events if isinstance(e, VerificationRan)]
+    assert phases == ["baseline", "final"]
+    final = events[-1]
+    assert isinstance(final, VerificationRan) and final.new_failures == ["tests/test_calc.py::test_mul"]

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from codeloop.index.service import RepoIndex
 from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
+from codeloop.verify.gate import GateDecision
 from codeloop.verify.verifier import Verification, Verifier
 
 
@@ -26,6 +27,29 @@ def get_verifier(ctx: ToolContext) -> Verifier:
         )
         ctx.services["verifier"] = verifier
     return verifier
+
+
+def ensure_baseline(ctx: ToolContext) -> Verification | None:
+    """Take the baseline once, before the first edit; the loop calls this ahead of write tools."""
+    verifier = get_verifier(ctx)
+    if verifier.baseline_taken:
+        return None
+    result = verifier.baseline()
+    ctx.emit(result.event())
+    return result
+
+
+def gate_finish(ctx: ToolContext) -> GateDecision:
+    """The finish gate for the loop: verify what the edits have not been verified on, decide.
+
+    On `allow` the session may end (`Verifier.summary()` says what was verified); otherwise
+    the message goes back to the model, or — with `escalate` — to a human (`needs_human`
+    when unattended).
+    """
+    decision, ran = get_verifier(ctx).check_finish()
+    if ran is not None:
+        ctx.emit(ran.event())
+    return decision
 
 
 def _observe(result: Verification, ctx: ToolContext) -> Observation:
