@@ -64,6 +64,13 @@ def pytest_spec(python: str, extra: str = "", source: str = "detected") -> Comma
     )
 
 
+def sympy_spec(command: str, source: str = "detected") -> CommandSpec:
+    """sympy's own runner; `command` must print one line per test (`--verbose`)."""
+    base = command.replace("{targets}", "").strip()
+    return CommandSpec(name="sympy bin/test", category="test", command=base, parser="sympy",
+                       target_command=command if "{targets}" in command else f"{command} {{targets}}", source=source)
+
+
 def spec_from_command(command: str, category: Category, source: str) -> CommandSpec:
     """A spec for a command a person named; known tools get machine-readable output flags.
 
@@ -95,6 +102,8 @@ def spec_from_command(command: str, category: Category, source: str) -> CommandS
     if simple and program == "bandit" and "-f" not in words:
         return CommandSpec(name="bandit", category=category, parser="bandit", source=source,
                            command=f"{command} -f json -q")
+    if simple and any(w.endswith("bin/test") for w in words[:2]):
+        return sympy_spec(command if "--verbose" in words else f"{command} --verbose", source)
     if simple and program == "flake8":
         return CommandSpec(name="flake8", category=category, parser="flake8", source=source, command=command)
     if "{targets}" in command:

@@ -21,6 +21,7 @@ from codeloop.verify.runner import run_command
 from codeloop.verify.settings import VerifySettings
 
 Phase = Literal["baseline", "after", "final"]
+_EVENT_STILL_FAILING = 200
 
 
 @dataclass
@@ -59,7 +60,7 @@ class Verification:
         if c.fixed:
             lines.append(f"FIXED so far (failing before, passing now): {', '.join(list(c.fixed)[:20])}")
         still = [f for k, f in c.still_failing.items() if k in relevant]
-        if still:
+        if still and self.phase != "baseline":
             lines.append(f"Still failing as before the edits: {len(still)}")
             lines += [f"- {f.headline()}" for f in still[:10]]
         if self.phase == "baseline":
@@ -87,7 +88,8 @@ class Verification:
         return VerificationRan(
             phase=self.phase, commands=[r.command for r in self.runs], passed=self.passed,
             failed=self.failed, new_failures=list(c.new), fixed_failures=list(c.fixed),
-            still_failing=list(c.still_failing), summary=self.text()[:4000],
+            # A legacy suite can have thousands; `failed` keeps the count, the text the gist.
+            still_failing=list(c.still_failing)[:_EVENT_STILL_FAILING], summary=self.text()[:4000],
         )
 
 
