@@ -21,6 +21,7 @@ from codeloop.tools.verify_tools import (
     gate_finish,
 )
 from codeloop.verify.commands import SCRATCH_DIR
+from codeloop.verify.pristine import original_tree
 from codeloop.verify.verifier import Verifier
 from codeloop.workspace.copy import CopyWorkspace
 
@@ -249,3 +250,42 @@ def test_loop_helpers_take_the_baseline_once_and_gate_finish(workspace: CopyWork
     assert phases == ["baseline", "final"]
     final = events[-1]
     assert isinstance(final, VerificationRan) and final.new_failures == ["tests/test_calc.py::test_mul"]
+
+
+def test_failures_the_baseline_never_ran_are_checked_on_the_original_files(
+    workspace: CopyWorkspace, sandbox, base_settings
+) -> None:
+    events: list[object] = []
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=events.append,
+                      services={"verify_config": {**base_settings, **NO_CHECKS, "baseline_target": "tests/test_calc.py"}})
+    ensure_baseline(ctx)
+    edit(workspace, "pkg/text.py", "return s.upper()\n\n\ndef whisper", "return s.title()\n\n\ndef whisper")
+    edited = workspace.read("pkg/text.py")
+    observation = RunTests().run(RunTestsArgs(target="tests/test_text.py"), ctx)
+    scopes = [r["scope"] for r in observation.data["runs"]]
+    assert scopes == ["tests/test_text.py", "before the edits: tests/test_text.py"]
+    # test_whisper failed on the original files too: it is not the agent's doing.
+    assert observation.data["new_failures"] == []
+    assert observation.data["still_failing"] == ["tests/test_text.py::test_whisper"]
+    assert workspace.read("pkg/text.py") == edited and workspace.changed_files() == ["pkg/text.py"]
+    assert gate_finish(ctx).allow
+    # Each file is backfilled once.
+    again = RunTests().run(RunTestsArgs(target="tests/test_text.py"), ctx)
+    assert [r["scope"] for r in again.data["runs"]] == ["tests/test_text.py"]
+
+
+def test_stashed_edits_survive_a_crash_mid_run(tmp_path: Path, sandbox) -> None:
+    (tmp_path / "a.py").write_text("edited\n")
+    (tmp_path / "new.py").write_text("added by the agent\n")
+    originals = {"a.py": b"original\n"}
+    with pytest.raises(RuntimeError), original_tree(tmp_path, ["a.py", "new.py"], originals.get):
+        assert (tmp_path / "a.py").read_text() == "original\n" and not (tmp_path / "new.py").exists()
+        raise RuntimeError("killed")
+    assert (tmp_path / "a.py").read_text() == "edited\n" and (tmp_path / "new.py").exists()
+    # A process that died inside the block leaves the stash; the next verifier restores it.
+    stash = original_tree(tmp_path, ["a.py"], originals.get)
+    stash.__enter__()
+    assert (tmp_path / "a.py").read_text() == "original\n"
+    verifier = Verifier(tmp_path, sandbox, NO_CHECKS)
+    assert verifier.recovered == ["a.py"] and (tmp_path / "a.py").read_text() == "edited\n"
+    assert not (tmp_path / SCRATCH_DIR).exists()

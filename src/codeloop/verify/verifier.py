@@ -16,12 +16,15 @@ from codeloop.verify.commands import CommandSpec
 from codeloop.verify.detect import Plan, detect, sandbox_which
 from codeloop.verify.gate import GateDecision, GateRound, blocks, check_finish
 from codeloop.verify.models import RunResult, keyed
+from codeloop.verify.pristine import Originals, original_tree, recover
 from codeloop.verify.related import related_tests
 from codeloop.verify.runner import run_command
 from codeloop.verify.settings import VerifySettings
 
 Phase = Literal["baseline", "after", "final"]
 _EVENT_STILL_FAILING = 200
+# Runners whose targets are test files, which backfilling the baseline needs.
+_FILE_TARGETED = ("junit", "sympy")
 
 
 @dataclass
@@ -98,7 +101,9 @@ class Verifier:
 
     `changed_files` lists the files edited so far (a workspace's `changed_files`); with it the
     verifier knows which runs still describe the untouched tree and which tests are related.
-    `graph` gives the index's file graph, which widens the related tests.
+    `graph` gives the index's file graph, which widens the related tests. `originals` reads a
+    file as it was before the session (None: it did not exist); with it, failing tests the
+    baseline never ran are run once on the original files to learn whether they are new.
     """
 
     def __init__(
@@ -109,12 +114,15 @@ class Verifier:
         changed_files: Callable[[], list[str]] | None = None,
         plan: Plan | None = None,
         graph: Callable[[], FileGraph] | None = None,
+        originals: Originals | None = None,
     ) -> None:
         self.root = Path(workspace_path)
         self.sandbox = sandbox
         self.settings = config if isinstance(config, VerifySettings) else VerifySettings.load(config)
         self.changed_files = changed_files
         self.graph = graph
+        self.originals = originals
+        self.recovered = recover(self.root)
         self.plan = plan or detect(
             self.root, self.settings, sandbox_which(sandbox, self.root, self.settings.env)
         )
@@ -130,6 +138,8 @@ class Verifier:
         self._checks_fingerprint: str | None = None
         # How long each test scope took last time, to judge what the budget allows.
         self._durations: dict[str, float] = {}
+        # Test files already run on the original files to fill gaps in the baseline.
+        self._backfilled: set[str] = set()
 
     # --- state -------------------------------------------------------------------------
 
@@ -147,14 +157,15 @@ class Verifier:
             digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-")
         return digest.hexdigest()
 
-    def _record(self, run: RunResult, pristine: bool) -> None:
+    def _record(self, run: RunResult, pristine: bool, latest: bool = True) -> None:
         self.runs.append((run, pristine))
         self._spent_s += run.duration_ms / 1000
         if run.category == "test" and run.outcome != "usage":
             self._durations[run.scope] = run.duration_ms / 1000
         if pristine:
             self.base.record(run)
-        self.latest.record(run)
+        if latest:
+            self.latest.record(run)
 
     def _limits(self, timeout_s: float) -> Limits:
         remaining = max(1.0, self.settings.time_budget_s - self._spent_s)
@@ -217,6 +228,7 @@ class Verifier:
                 runs.append(self._run_test_spec(None, "full"))
             else:
                 runs.append(self._run_test_spec(target.split(), target))
+            runs += self._backfill()
             return self._verification("after", runs, notes)
         graph = self.graph() if self.graph and spec.target_command else None
         related = related_tests(self.root, self._changed(), spec.name, graph) if spec.target_command else []
@@ -232,7 +244,36 @@ class Verifier:
                 f"wider suite skipped: it took {estimate:.0f}s and {max(0.0, remaining):.0f}s of the verification budget is left"
             )
         self._tests_fingerprint = self.fingerprint()
+        runs += self._backfill()
         return self._verification("after", runs, notes)
+
+    def _backfill(self) -> list[RunResult]:
+        """Run test files with failures the baseline never saw on the original files.
+
+        Only for runners that take test files as targets; each file is tried once.
+        """
+        spec = self.plan.test
+        if (
+            self.originals is None or not self.settings.backfill_baseline or spec is None
+            or spec.target_command is None or spec.parser not in _FILE_TARGETED
+        ):
+            return []
+        comparison = compare(self.base, self.latest)
+        files = {
+            test_id.split("::", 1)[0]
+            for key in comparison.unbaselined
+            if (test_id := comparison.new[key].test_id)
+        }
+        wanted = sorted(f for f in files - self._backfilled if self.originals(f) is not None)
+        if not wanted:
+            return []
+        self._backfilled.update(wanted)
+        limits = self._limits(self.settings.test_timeout_s)
+        with original_tree(self.root, self._changed(), self.originals):
+            run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, wanted,
+                              "before the edits: " + " ".join(wanted))
+        self._record(run, pristine=True, latest=False)
+        return [run]
 
     def _run_checks(self, baseline: bool = False) -> list[RunResult]:
         return [self._run(spec, self.settings.check_timeout_s, baseline=baseline) for spec in self.plan.checks]
