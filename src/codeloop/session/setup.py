@@ -17,7 +17,7 @@ from codeloop.policy.engine import PolicyEngine
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.factory import make_sandbox
 from codeloop.session.prompts import system_prompt
-from codeloop.session.runner import Approver, Control, FinishGate, Policy, Runner
+from codeloop.session.runner import Approver, Control, FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
@@ -108,7 +108,7 @@ def make_policy(settings: Settings) -> PolicyEngine:
 class RuntimeParts:
     """The optional collaborators a runner can be given."""
 
-    policy: Policy | None = None
+    policy: PolicyEngine | None = None
     approver: Approver | None = None
     finish_gate: FinishGate | None = None
     control: Control | None = None

@@ -69,6 +69,9 @@ class SessionState:
     edits: list[FileEdited] = field(default_factory=list)
     pending_approvals: dict[str, ApprovalRequested] = field(default_factory=dict)
     approvals: dict[str, ApprovalGiven] = field(default_factory=dict)
+    # Calls a runner stopped at to wait for a person: not interrupted, though started, until
+    # a resume after their answer (a crash while such a call runs is then an interruption).
+    awaiting_approval: set[str] = field(default_factory=set)
     tainted: bool = False
     compactions: int = 0
     # A successful finish whose SessionFinished was not yet written (killed in between).
@@ -88,7 +91,8 @@ class SessionState:
 
     def interrupted_calls(self) -> list[ToolCallData]:
         """Calls that started but never finished: the process died while they ran."""
-        return [c for c in self.unfinished_calls() if c.id in self.started_calls]
+        return [c for c in self.unfinished_calls()
+                if c.id in self.started_calls and c.id not in self.awaiting_approval]
 
 
 def _observation_digest(event: ToolCallFinished) -> str:
@@ -109,6 +113,7 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
         state.status = "running"
     elif kind == "session_resumed":
         state.status = "running"
+        state.awaiting_approval -= state.approvals.keys()
     elif kind == "session_paused":
         state.status = "paused"
     elif isinstance(event, SessionFinished):
@@ -145,15 +150,23 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
                 ok=event.ok, malformed=bool(event.data.get("malformed")),
             ))
         state.pending_approvals.pop(event.call_id, None)
+        state.awaiting_approval.discard(event.call_id)
         state.transcript.append(event)
         if event.ends_session and event.ok:
             state.finish_summary = str(event.data.get("summary", ""))
     elif kind in ("user_message", "system_note"):
         state.transcript.append(event)
+    elif kind == "review_decided" and getattr(event, "action", "") == "reject":
+        # A rejected result goes back to the agent: the session is open again and the
+        # feedback (a user_message appended just before) is its next instruction.
+        state.finished = None
+        state.finish_summary = None
+        state.status = "running"
     elif isinstance(event, FileEdited):
         state.edits.append(event)
     elif isinstance(event, ApprovalRequested):
         state.pending_approvals[event.call_id] = event
+        state.awaiting_approval.add(event.call_id)
         state.status = "waiting_approval"
     elif isinstance(event, ApprovalGiven):
         state.approvals[event.call_id] = event

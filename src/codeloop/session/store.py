@@ -91,6 +91,8 @@ def _summary_updates(event: Event) -> dict[str, object]:
         return {"status": "waiting_approval"}
     if kind == "approval_given":
         return {"status": "running"}
+    if kind == "review_decided" and getattr(event, "action", "") == "reject":
+        return {"status": "running"}
     return {}
 
 
