@@ -8,6 +8,7 @@ import pytest
 
 from codeloop.errors import ConfigError
 from codeloop.verify.agents_md import parse_agents_md
+from codeloop.verify.commands import pytest_spec, split_targets
 from codeloop.verify.detect import detect, sandbox_which
 from codeloop.verify.settings import VerifySettings
 
@@ -161,3 +162,11 @@ def test_sympy_runner_named_in_config_gets_verbose_and_targets(tmp_path: Path) -
     plan = detect(tmp_path, VerifySettings.load({"test": "bin/test -C"}), which=nothing)
     assert plan.test is not None and plan.test.parser == "sympy"
     assert plan.test.render(["sympy/core/tests/test_basic.py"], "r") == "bin/test -C --verbose sympy/core/tests/test_basic.py"
+
+
+def test_targets_split_on_spaces_outside_parameter_brackets() -> None:
+    assert split_targets(" tests/a.py::t[x y]  tests/b.py::c\ttests/d.py ") == [
+        "tests/a.py::t[x y]", "tests/b.py::c", "tests/d.py",
+    ]
+    spec = pytest_spec("python3")
+    assert spec.render(split_targets("tests/a.py::t[x y]"), "r").endswith("'tests/a.py::t[x y]'")

@@ -41,6 +41,27 @@ class CommandSpec:
         return self.render(targets, f"{SCRATCH_DIR}/{self.name}.{self.report_ext or 'out'}")
 
 
+def split_targets(text: str) -> list[str]:
+    """Whitespace-separated targets; spaces inside `[...]` (pytest parameter ids) do not split."""
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text.strip():
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(0, depth - 1)
+        if char.isspace() and depth == 0:
+            if current:
+                out.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        out.append("".join(current))
+    return out
+
+
 _SIMPLE = re.compile(r"^[^;&|<>`$()]+$")
 
 

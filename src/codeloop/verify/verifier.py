@@ -12,7 +12,7 @@ from codeloop.events import VerificationRan
 from codeloop.index.graph import FileGraph
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.verify.baseline import Comparison, Ledger, compare
-from codeloop.verify.commands import CommandSpec
+from codeloop.verify.commands import CommandSpec, split_targets
 from codeloop.verify.detect import Plan, detect, sandbox_which
 from codeloop.verify.gate import GateDecision, GateRound, blocks, check_finish
 from codeloop.verify.models import RunResult, keyed
@@ -203,7 +203,7 @@ class Verifier:
         target = target or self.settings.baseline_target
         runs: list[RunResult] = []
         if self.plan.test is not None:
-            targets = target.split() if target else None
+            targets = split_targets(target) if target else None
             runs.append(self._run_test_spec(targets, target or "full", baseline=True))
         else:
             notes.append("no test command found: tests are not part of the verification")
@@ -227,7 +227,7 @@ class Verifier:
                 notes.append(f"{spec.name} cannot run a chosen target here: ran the whole suite")
                 runs.append(self._run_test_spec(None, "full"))
             else:
-                runs.append(self._run_test_spec(target.split(), target))
+                runs.append(self._run_test_spec(split_targets(target), target))
             runs += self._backfill()
             return self._verification("after", runs, notes)
         graph = self.graph() if self.graph and spec.target_command else None
@@ -238,7 +238,7 @@ class Verifier:
         remaining = self.settings.time_budget_s - self._spent_s
         estimate = self._durations.get(wider or "full")
         if estimate is None or estimate <= remaining:
-            runs.append(self._run_test_spec(wider.split() if wider else None, wider or "full"))
+            runs.append(self._run_test_spec(split_targets(wider) if wider else None, wider or "full"))
         else:
             notes.append(
                 f"wider suite skipped: it took {estimate:.0f}s and {max(0.0, remaining):.0f}s of the verification budget is left"
