@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from typer.testing import CliRunner
 
 from codeloop.cli import app, main
