@@ -36,9 +36,14 @@ class CommandSpec:
             text = self.command
         return text.replace("{report}", shlex.quote(report))
 
+    @property
+    def slug(self) -> str:
+        """The name as a file-name part."""
+        return re.sub(r"[^\w-]+", "-", self.name)
+
     def display(self, targets: list[str] | None = None) -> str:
-        """The command as people should read it (without the scratch report plumbing)."""
-        return self.render(targets, f"{SCRATCH_DIR}/{self.name}.{self.report_ext or 'out'}")
+        """The command as people should read it (the report file under a stable name)."""
+        return self.render(targets, f"{SCRATCH_DIR}/{self.slug}.{self.report_ext or 'out'}")
 
 
 def split_targets(text: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import uuid
 from pathlib import Path
 
@@ -43,8 +42,7 @@ def run_command(
     scope: str = "full",
 ) -> RunResult:
     """Never raises for a failing command: failures, crashes and timeouts are all results."""
-    slug = re.sub(r"[^\w-]+", "-", spec.name)
-    report_rel = f"{SCRATCH_DIR}/{slug}-{uuid.uuid4().hex[:8]}.{spec.report_ext or 'out'}"
+    report_rel = f"{SCRATCH_DIR}/{spec.slug}-{uuid.uuid4().hex[:8]}.{spec.report_ext or 'out'}"
     report_path = workspace / report_rel
     if spec.report_ext:
         report_path.parent.mkdir(exist_ok=True)
