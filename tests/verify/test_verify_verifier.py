@@ -291,3 +291,10 @@ def test_stashed_edits_survive_a_crash_mid_run(tmp_path: Path, sandbox) -> None:
     verifier = Verifier(tmp_path, sandbox, NO_CHECKS)
     assert verifier.recovered == ["a.py"] and (tmp_path / "a.py").read_text() == "edited\n"
     assert not (tmp_path / SCRATCH_DIR).exists()
+
+
+def test_finishing_without_edits_runs_nothing(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
+    decision, ran = verifier.check_finish()
+    assert decision.allow and ran is None and verifier.runs == []
+    assert "nothing to verify" in decision.message

@@ -293,6 +293,8 @@ class Verifier:
         Tests (related, then the wider suite) and checks re-run unless they already ran, without
         a target, on exactly these edits; with no way to see edits they always re-run.
         """
+        if self.changed_files is not None and not self._changed():
+            return GateDecision(True, "No files were changed: there is nothing to verify."), None
         fingerprint = self.fingerprint()
         ran: Verification | None = None
         stale_tests = fingerprint is None or fingerprint != self._tests_fingerprint
