@@ -178,3 +178,26 @@ def test_a_patch_without_paths_is_a_problem(repo: Path) -> None:
 def test_malformed_rules_are_config_errors(text: str) -> None:
     with pytest.raises(PolicyConfigError):
         Rule.parse(text)
+
+
+SEARCH_BLOCKS = (
+    "Here is the fix:\n\n```\n.github/workflows/ci.yml\n<<<<<<< SEARCH\na\n=======\nb\n"
+    ">>>>>>> REPLACE\n```\n**src/a.py**\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
+)
+
+
+def test_patch_paths_are_read_as_leniently_as_the_applier() -> None:
+    assert patch_paths(SEARCH_BLOCKS) == [".github/workflows/ci.yml", "src/a.py"]
+    assert patch_paths('+++ "b/.github/x"\n') == [".github/x"]
+    assert patch_paths("*** Update File:.github/z\n") == [".github/z"]
+    assert patch_paths("diff --git a/q b/r\nrename from q\nrename to r\ncopy to s\n") == ["q", "r", "s"]
+    assert patch_paths("--- a/x.py\r\n+++ b/x.py\r\n") == ["x.py"]
+
+
+def test_a_search_block_cannot_hide_behind_the_path_argument(repo: Path) -> None:
+    rules = RuleSet.parse(["edit(src/**)"], [], ["edit(.github/**)"])
+    args = {"patch": SEARCH_BLOCKS, "path": "src/a.py"}
+    assert verdict(rules, "apply_patch", args, repo) == "deny"
+    only_src = {"patch": "src/a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
+                "path": "src/a.py"}
+    assert verdict(rules, "apply_patch", only_src, repo) == "allow"

@@ -35,14 +35,9 @@ _FAMILIES: dict[str, tuple[str, frozenset[str]]] = {
 _PATH_KEYS = ("path", "file_path", "file", "filename", "paths", "files", "directory", "dir")
 _PATCH_KEYS = ("patch", "diff", "input", "content", "text")
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.S)
-_PATCH_HEADER = re.compile(
-    r"^(?:\*\*\* (?:Update|Add|Delete) File: (?P<env>.+?)"
-    r"|\*\*\* Move to: (?P<move>.+?)"
-    r"|(?:\+\+\+|---) (?P<uni>[^\t\n]+?)(?:\t.*)?"
-    r"|diff --git (?P<ga>\S+) (?P<gb>\S+)"
-    r"|rename (?:from|to) (?P<ren>.+?))\s*$",
-    re.M,
-)
+_ENVELOPE_HEADERS = ("*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:")
+_SEARCH_HEAD = re.compile(r"^<{5,9} ?SEARCH\s*$")
+_REPLACE_TAIL = re.compile(r"^>{5,9} ?REPLACE\s*$")
 
 
 class PolicyConfigError(ConfigError):
@@ -260,17 +255,38 @@ def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
 
 
 def patch_paths(patch: str) -> list[str]:
-    """File paths named in a unified diff or an `*** Update File:` patch envelope."""
+    """Every file path a patch names, read at least as leniently as `edit/` reads it (unified
+    diff headers, `*** Update File:` envelopes, the path line before a SEARCH block), so a
+    rule can never see fewer files than the edit will touch."""
     out: list[str] = []
-    for m in _PATCH_HEADER.finditer(patch):
-        for key, value in m.groupdict().items():
-            if not value:
-                continue
-            value = value.strip()
-            if key in ("uni", "ga", "gb") and value[:2] in ("a/", "b/"):
-                value = value[2:]
-            if value != "/dev/null" and value not in out:
-                out.append(value)
+
+    def add(raw: str) -> None:
+        name = raw.split("\t")[0].strip().strip('"')
+        if name[:2] in ("a/", "b/"):
+            name = name[2:]
+        if name and name != "/dev/null" and name not in out:
+            out.append(name)
+
+    lines = patch.split("\n")
+    for n, line in enumerate(lines):
+        if line.startswith(_ENVELOPE_HEADERS):
+            add(line.split(":", 1)[1])
+        elif line.startswith(("--- ", "+++ ")):
+            add(line[4:])
+        elif line.startswith("diff --git "):
+            for part in line[len("diff --git "):].split()[:2]:
+                add(part)
+        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
+            add(line.split(" ", 2)[2])
+        elif _SEARCH_HEAD.match(line):
+            j = n - 1
+            while j >= 0 and (not lines[j].strip() or lines[j].strip().startswith("```")):
+                j -= 1
+            if j >= 0 and not _REPLACE_TAIL.match(lines[j]):
+                text = lines[j].strip().strip("*`#:").strip()
+                text = re.sub(r"^(file|path)\s*:\s*", "", text, flags=re.I).strip("`'\" ")
+                if text and " " not in text:
+                    add(text)
     return out
 
 
