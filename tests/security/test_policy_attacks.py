@@ -120,6 +120,21 @@ def test_visible_curl_is_denied_not_just_asked(repo: Path) -> None:
         assert decision.action == "deny", (command, decision)
 
 
+def test_a_patch_cannot_smuggle_a_denied_file_past_its_path_argument(repo: Path) -> None:
+    eng = make("full-auto", allow=["edit(src/**)"], deny=["edit(.github/**)"])
+    for patch in [
+        ".github/workflows/ci.yml\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+        '--- "a/.github/workflows/ci.yml"\n+++ "b/.github/workflows/ci.yml"\n@@ -1 +1 @@\n-a\n+b\n',
+        "*** Begin Patch\n*** Update File:.github/workflows/ci.yml\n@@\n-a\n+b\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: src/a.py\n*** Move to: .github/x.yml\n*** End Patch\n",
+    ]:
+        decision = eng.decide("apply_patch", "write", {"patch": patch, "path": "src/a.py"}, False,
+                              repo, "s")
+        assert decision.action == "deny", (patch, decision)
+    unknown = eng.decide("apply_patch", "write", {"patch": "some text"}, False, repo, "s")
+    assert unknown.action == "ask"
+
+
 # -- case 37: hook crash, timeout, garbage ---------------------------------------------------
 
 

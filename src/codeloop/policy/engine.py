@@ -223,7 +223,8 @@ class PolicyEngine:
             flags.append("post_hook_flagged")
         if not flags:
             return PostToolResult(text, False, [])
-        notes = "\n".join(f"- {n}" for n in cleaned.notes[:5])
+        removed = [cleaned.summary()] if cleaned.suspicious else []
+        notes = "\n".join(f"- {n}" for n in removed + cleaned.notes[:5])
         return PostToolResult(wrap_untrusted(text, flags, notes), True, flags)
 
     # -- approvals -----------------------------------------------------------------------
