@@ -201,3 +201,12 @@ def test_a_search_block_cannot_hide_behind_the_path_argument(repo: Path) -> None
     only_src = {"patch": "src/a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
                 "path": "src/a.py"}
     assert verdict(rules, "apply_patch", only_src, repo) == "allow"
+
+
+def test_path_deny_rules_also_cover_command_arguments(repo: Path) -> None:
+    rules = RuleSet.parse(["run"], [], ["read(./.env)", "edit(.github/**)"])
+    for command in ["cat .env", "cat src/../.env", "cp .env /tmp/x", "grep KEY .env",
+                    "python -m json.tool --file=.env", "echo x > .github/workflows/ci.yml",
+                    f"cat {repo}/.env"]:
+        assert verdict(rules, "run", run(command), repo) == "deny", command
+    assert verdict(rules, "run", run("cat README.md && ls src"), repo) == "allow"

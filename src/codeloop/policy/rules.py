@@ -242,6 +242,11 @@ class RuleSet:
 
 def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
     for rule in rules:
+        if rule.path and target.shell and rule.family in ("read", "edit"):
+            # a file denied to the file tools is denied to commands that name it too
+            if any(rule.match_path(ref, target.roots, False) for ref in _argument_paths(target)):
+                return rule
+            continue
         if not rule.covers(target.name):
             continue
         if rule.bare:
@@ -252,6 +257,16 @@ def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
         elif rule.path and any(rule.match_path(ref, target.roots, False) for ref in target.paths):
             return rule
     return None
+
+
+def _argument_paths(target: CallTarget) -> list[PathRef]:
+    """Command arguments and redirect targets read as paths (`--file=x` as `x`)."""
+    if target.shell is None or not target.roots:
+        return []
+    words = [a for c in target.shell.commands for a in c.argv[1:]] + target.shell.redirect_targets
+    raw = {w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in words}
+    root = Path(target.roots[0])
+    return [path_ref(w, root) for w in raw if w and not w.startswith("-") and "\x00" not in w]
 
 
 def patch_paths(patch: str) -> list[str]:
