@@ -206,9 +206,15 @@ def test_ordinary_commands_parse_cleanly() -> None:
         assert result.commands
 
 
-def test_deep_nesting_is_refused_not_crashed() -> None:
-    command = "echo " + "$(" * 40 + "x" + ")" * 40
-    assert not analyse(command).analysable
+@pytest.mark.parametrize(
+    "command",
+    ["echo " + "$(" * 40 + "x" + ")" * 40, "$((" * 10000, 'echo "' + "$(" * 3000,
+     "echo ${" * 3000 + "$(x)", "`" * 30001, "a" * 300_000],
+)
+def test_pathological_input_is_refused_not_crashed(command: str) -> None:
+    result = analyse(command)
+    assert not result.analysable
+    assert len(result.problems) == len(set(result.problems))
 
 
 @pytest.mark.parametrize(

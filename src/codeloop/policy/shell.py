@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from codeloop.policy.exec_vectors import exec_env_problem, hidden_exec_problem
 
 _META = " \t\n;&|()<>"
+_MAX_DEPTH = 20
+_MAX_LENGTH = 200_000
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _RESERVED_SKIP = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
 _LOOP_HEADS = {"for", "select"}
@@ -107,7 +109,7 @@ class _Parser:
 
     def parse(self, stop_at_paren: bool = False) -> int:
         """Parse commands until the end (or an unmatched `)`); return the stop position."""
-        if self.depth > 20:
+        if self.depth > _MAX_DEPTH:
             self.out.problems.append("substitutions nested too deeply")
             return len(self.s)
         words: list[_Word] = []
@@ -267,9 +269,16 @@ class _Parser:
         self.out.problems.append(f"unterminated `{opener}`")
         return len(self.s)
 
+    def _too_deep(self) -> bool:
+        if self.depth < _MAX_DEPTH:
+            return False
+        self.out.problems.append("substitutions nested too deeply")
+        self.i = len(self.s)
+        return True
+
     def _scan_expansions_in(self, text: str) -> None:
         """Find command substitutions inside text that bash expands (arithmetic, `${…}`)."""
-        if "$(" in text or "`" in text:
+        if ("$(" in text or "`" in text) and not self._too_deep():
             inner = _Parser(text, self.out, self.depth + 1)
             inner._double_quoted_body(_Word(), until_quote=False)
 
@@ -379,6 +388,8 @@ class _Parser:
     def _expansion(self, w: _Word) -> None:
         s = self.s
         w.expanded = True
+        if self._too_deep():
+            return
         if s[self.i] == "`":
             self._backticks()
             w.value += "$(...)"
@@ -745,5 +756,9 @@ def analyse(command: str) -> ShellAnalysis:
     out = ShellAnalysis(source=command)
     if "\x00" in command:
         out.problems.append("NUL byte in the command")
+    if len(command) > _MAX_LENGTH:
+        out.problems.append(f"command longer than {_MAX_LENGTH} characters; not analysed")
+        return out
     _Parser(command, out).parse()
+    out.problems = list(dict.fromkeys(out.problems))
     return out
