@@ -37,7 +37,7 @@ def make(mode: str = "full-auto", allow: list[str] | None = None, deny: list[str
 def hook(tmp_path: Path, body: str, timeout: float = 10.0) -> dict[str, Any]:
     script = tmp_path / f"hook_{abs(hash(body))}.py"
     script.write_text("import json, sys, time\n" + body)
-    return {"event": "pre_tool", "matcher": "*", "command": f"{sys.executable} {script}",
+    return {"event": "pre_tool", "matcher": "*", "command": f"{sys.executable} -S {script}",
             "timeout": timeout}
 
 
