@@ -61,6 +61,7 @@ class CallTarget:
     paths: list[PathRef] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     roots: tuple[str, ...] = ()  # the repository root, lexically and with symlinks resolved
+    arg_paths: list[PathRef] | None = None  # filled on first use by path rules on commands
 
     @property
     def command_text(self) -> str:
@@ -260,13 +261,17 @@ def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
 
 
 def _argument_paths(target: CallTarget) -> list[PathRef]:
-    """Command arguments and redirect targets read as paths (`--file=x` as `x`)."""
-    if target.shell is None or not target.roots:
-        return []
-    words = [a for c in target.shell.commands for a in c.argv[1:]] + target.shell.redirect_targets
-    raw = {w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in words}
-    root = Path(target.roots[0])
-    return [path_ref(w, root) for w in raw if w and not w.startswith("-") and "\x00" not in w]
+    """Command arguments and redirect targets read as paths (`--file=x` as `x`), once per call."""
+    if target.arg_paths is None:
+        target.arg_paths = []
+        if target.shell is not None and target.roots:
+            shell = target.shell
+            words = [a for c in shell.commands for a in c.argv[1:]] + shell.redirect_targets
+            raw = {w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in words}
+            root = Path(target.roots[0])
+            target.arg_paths = [path_ref(w, root) for w in sorted(raw)
+                                if w and not w.startswith("-") and "\x00" not in w]
+    return target.arg_paths
 
 
 def patch_paths(patch: str) -> list[str]:
