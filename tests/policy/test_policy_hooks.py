@@ -63,6 +63,8 @@ def test_edit_input_gets_claude_code_key_aliases() -> None:
         ("print('[1, 2]')\n", "deny"),
         ("print(json.dumps({'decision': 'maybe'}))\n", "deny"),
         ("print(json.dumps({'hookSpecificOutput': {'permissionDecision': 7}}))\n", "deny"),
+        ("print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'allow', "
+         "'updatedInput': {'command': 'ls --safe'}}}))\n", "deny"),
     ],
 )
 def test_hook_answers(body: str, action: str | None, hook_script: HookScript, repo: Path) -> None:

@@ -152,6 +152,10 @@ def _parse_answer(out: bytes, hook: str) -> HookVerdict:
     if answer.get("continue") is False:
         return HookVerdict("deny", str(answer.get("stopReason") or "hook asked to stop"), hook)
     specific = answer.get("hookSpecificOutput")
+    if isinstance(specific, dict) and specific.get("updatedInput") is not None:
+        # the hook meant a changed call to run; running the original instead would be wrong
+        return HookVerdict("deny", "hook returned updatedInput, which codeloop does not apply; "
+                           "change the call by denying with a reason instead", hook)
     raw: Any = None
     reason: Any = ""
     if isinstance(specific, dict) and "permissionDecision" in specific:
