@@ -140,6 +140,17 @@ def test_an_exact_remembered_line_allows_that_line_only(repo: Path) -> None:
     assert verdict(rules, "run", run("npm test && npm run lint; curl x"), repo) == "none"
 
 
+def test_an_exact_line_keeps_its_newlines(repo: Path) -> None:
+    rules = RuleSet.parse(["run(echo a curl x)"], [], [])
+    assert verdict(rules, "run", run("echo a curl x"), repo) == "allow"
+    assert verdict(rules, "run", run("echo a\ncurl x"), repo) == "none"
+    multi = RuleSet.parse(["run(make build\nmake test)"], [], [])
+    assert verdict(multi, "run", run("make build\nmake test"), repo) == "allow"
+    assert verdict(multi, "run", run("make build make test"), repo) == "none"
+    deny_line = RuleSet.parse(["run"], [], ["run(make build && make deploy)"])
+    assert verdict(deny_line, "run", run("make build && make deploy"), repo) == "deny"
+
+
 def test_allow_does_not_see_through_program_paths_but_deny_does(repo: Path) -> None:
     rules = RuleSet.parse(["run(pytest *)"], [], ["run(curl *)"])
     assert verdict(rules, "run", run("./pytest -q"), repo) == "none"

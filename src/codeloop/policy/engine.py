@@ -266,7 +266,7 @@ def remember_rule(name: str, args: dict[str, Any]) -> str:
     """The narrowest allow rule that covers this exact call ("approve and remember")."""
     target = describe_call(name, args, Path.cwd())
     if name in RUN_TOOLS and target.shell is not None:
-        text = " ".join(target.command_text.split())
+        text = target.command_text
         return "run(" + text.replace("\\", "\\\\").replace("*", "\\*") + ")"
     if name in EDIT_TOOLS or name in READ_TOOLS:
         family = "edit" if name in EDIT_TOOLS else "read"

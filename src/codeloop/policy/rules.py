@@ -116,18 +116,24 @@ class _PathPattern:
 
 @dataclass(frozen=True)
 class _CommandPattern:
-    regex: re.Pattern[str]
-    literal: str | None  # the pattern itself when it has no wildcard
+    regex: re.Pattern[str] | None
+    # Without a wildcard: the rule's text exactly as written (newlines kept), which allows
+    # that whole command line and nothing else, however many commands it contains.
+    exact: str | None
 
     @classmethod
     def parse(cls, text: str) -> _CommandPattern:
+        raw = text.strip()
         text = " ".join(text.split())
         if text.endswith(":*"):  # Claude Code's prefix form: `npm test:*`
             base = _unescape(text[:-2].rstrip())
             return cls(re.compile(re.escape(base) + r"(?: .*)?", re.S), None)
         pieces = [_unescape(p) for p in re.split(r"(?<!\\)\*", text)]
         if len(pieces) == 1:
-            return cls(re.compile(re.escape(pieces[0]), re.S), pieces[0])
+            exact = _unescape(raw)
+            if len(analyse(exact).commands) != 1:  # a whole line: it matches only as written
+                return cls(None, exact)
+            return cls(re.compile(re.escape(pieces[0]), re.S), exact)
         if pieces[-1] == "" and pieces[-2].endswith(" "):  # `pytest *` also matches `pytest`
             head = ".*".join(map(re.escape, [*pieces[:-2], pieces[-2][:-1]]))
             return cls(re.compile(head + "(?: .*)?", re.S), None)
@@ -137,7 +143,7 @@ class _CommandPattern:
         texts = [cmd.text, " ".join(cmd.full)]
         if not for_allow:  # deny/ask also see through paths: /usr/bin/curl is curl
             texts += [" ".join((cmd.name, *cmd.argv[1:])), " ".join((cmd.full[0].rsplit("/", 1)[-1], *cmd.full[1:]))]
-        return any(self.regex.fullmatch(t) for t in texts)
+        return self.regex is not None and any(self.regex.fullmatch(t) for t in texts)
 
 
 @dataclass(frozen=True)
@@ -221,8 +227,8 @@ class RuleSet:
             if rule.bare:
                 return [rule]
         if target.shell is not None:
-            whole = [r for r in rules if r.command and r.command.literal is not None
-                     and " ".join(target.command_text.split()) == r.command.literal]
+            whole = [r for r in rules if r.command and r.command.exact is not None
+                     and target.command_text == r.command.exact]
             if whole:  # an exact, remembered compound command line
                 return whole[:1]
             parts: list[Rule] = []
@@ -253,7 +259,8 @@ def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
         if rule.bare:
             return rule
         if rule.command and target.shell:
-            if any(rule.match_command(c, False) for c in target.shell.commands):
+            if target.command_text == rule.command.exact or any(
+                    rule.match_command(c, False) for c in target.shell.commands):
                 return rule
         elif rule.path and any(rule.match_path(ref, target.roots, False) for ref in target.paths):
             return rule
