@@ -267,3 +267,14 @@ def test_su_and_flock_are_followed() -> None:
     assert names("flock /tmp/lock curl x") == ["curl"]
     assert names("chroot /srv curl x") == ["curl"]
     assert analyse('GIT_SSH_COMMAND="curl x" git fetch').commands[0].argv == ("git", "fetch")
+
+
+def test_double_parentheses_that_are_not_arithmetic_are_subshells() -> None:
+    # bash runs both of these as commands: `((` falls back to nested subshells
+    for command in ["((echo hi) ; (curl x))", "echo $((echo hi) ; (curl x))"]:
+        result = analyse(command)
+        assert "curl" in names(command)
+        assert not result.analysable
+    for command in ["((i++))", "(( x > 3 )) && echo big", "for ((i=0; i<3; i++)); do echo $i; done",
+                    "echo $(( (1+2)*3 ))", "((a = b ? 1 : 2))"]:
+        assert analyse(command).analysable, command

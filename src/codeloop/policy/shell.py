@@ -18,6 +18,8 @@ from codeloop.policy.exec_vectors import exec_env_problem, hidden_exec_problem
 _META = " \t\n;&|()<>"
 _MAX_DEPTH = 20
 _MAX_LENGTH = 200_000
+_INNER_SUBST = re.compile(r"\$\([^()]*\)|`[^`]*`")
+_ADJACENT_OPERANDS = re.compile(r"[\w\])}'\"]\s+[\w$'\"]")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _RESERVED_SKIP = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
 _LOOP_HEADS = {"for", "select"}
@@ -139,8 +141,10 @@ class _Parser:
                 else:
                     parens -= 1
             elif c == "(":
-                if not words and s.startswith("((", self.i):
-                    self._arithmetic_command()
+                for_loop = len(words) == 1 and not words[0].quoted and words[0].value == "for"
+                if (not words or for_loop) and s.startswith("((", self.i):
+                    self._arithmetic_command(for_loop)
+                    words = []
                     continue
                 self._end(words)
                 words = []
@@ -232,11 +236,20 @@ class _Parser:
                     inner = _Parser(text, self.out, self.depth + 1)
                     inner._double_quoted_body(_Word(), until_quote=False)
 
-    def _arithmetic_command(self) -> None:
+    def _arithmetic_command(self, for_loop: bool = False) -> None:
         self.i += 2
         end = self._arithmetic_end(self.i)
-        self._scan_expansions_in(self.s[self.i:end])
+        self._arithmetic_body(self.s[self.i:end], for_loop)
         self.i = end + 2
+
+    def _arithmetic_body(self, body: str, for_loop: bool = False) -> None:
+        """Bash reads `((a) ; (b))` as two subshells when it is not valid arithmetic, so a
+        body that does not look like arithmetic is parsed as commands, and asked."""
+        if _looks_arithmetic(body, for_loop):
+            self._scan_expansions_in(body)
+        elif not self._too_deep():
+            self.out.problems.append("`((` … `))` that is not arithmetic runs as subshells")
+            _Parser(f"({body})", self.out, self.depth + 1).parse()
 
     def _arithmetic_end(self, start: int) -> int:
         """Index of the `))` closing an arithmetic body that starts at `start`."""
@@ -395,7 +408,7 @@ class _Parser:
             w.value += "$(...)"
         elif s.startswith("$((", self.i):
             end = self._arithmetic_end(self.i + 3)
-            self._scan_expansions_in(s[self.i + 3:end])
+            self._arithmetic_body(s[self.i + 3:end])
             self.i = end + 2
             w.value += "$((...))"
         elif s.startswith("$(", self.i):
@@ -447,6 +460,18 @@ class _Parser:
                 break
         if words:
             _finish(self.out, words, [], self.depth)
+
+
+def _looks_arithmetic(body: str, for_loop: bool) -> bool:
+    """No `;` (except in `for ((…;…;…))`) and no two operands side by side (`echo hi`)."""
+    while True:  # substitutions inside are followed separately; drop them for this test
+        reduced = _INNER_SUBST.sub("0", body)
+        if reduced == body:
+            break
+        body = reduced
+    if ";" in body and not for_loop:
+        return False
+    return not _ADJACENT_OPERANDS.search(body)
 
 
 def _decode_ansi_c(body: str) -> str:
