@@ -132,9 +132,17 @@ def run_hook(spec: HookSpec, payload: dict[str, Any], cwd: Path) -> HookVerdict:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the hook's process group; a descendant that left the group may still hold the
+    pipes open, so stop waiting for them after a moment instead of hanging on it."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    try:
+        proc.communicate(timeout=2)
+    except subprocess.TimeoutExpired:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
 
 
 def _parse_answer(out: bytes, hook: str) -> HookVerdict:
