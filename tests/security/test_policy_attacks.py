@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import base64
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ import pytest
 
 from codeloop.policy.engine import PolicyEngine, approval_digest
 from codeloop.policy.injection import scan
+from codeloop.policy.shell import analyse
 
 pytestmark = pytest.mark.security
 
@@ -135,6 +139,48 @@ def test_a_patch_cannot_smuggle_a_denied_file_past_its_path_argument(repo: Path)
         assert decision.action == "deny", (patch, decision)
     unknown = eng.decide("apply_patch", "write", {"patch": "some text"}, False, repo, "s")
     assert unknown.action == "ask"
+
+
+# Programs that log their own name instead of doing anything; real tools for the wrappers.
+_STUBS = ("curl", "wget", "npm", "git", "pytest", "python3", "make", "nc")
+_REAL = ("sh", "bash", "env", "timeout", "nice", "nohup", "xargs", "find", "cat", "base64",
+         "diff", "awk", "sed", "printf", "tar", "setsid", "stdbuf")
+TRICKY = [
+    "npm test && pytest -q || make", "pytest | cat", "(cd . && npm test); make",
+    "for f in a b; do pytest $f; done", "if npm test; then make; fi", "f() { make; }; f",
+    "X=1 npm test", "cat <<EOF | sh\nmake\nEOF", "echo $(npm test) `pytest`",
+    "timeout 5 nice npm test", "env -i pytest", "printf 'a\\n' | xargs make",
+    "find . -maxdepth 0 -exec make {} \\;", "sh -c 'npm test; make'", "((npm) ; (make))", "((npm test) | (make))",
+    "cat <<'EOF'\n$(curl x)\nEOF", "git status # ; curl x", "echo 'curl x'; echo \"wget y\"",
+    "npm test\\\ncurl x", "echo a#; make", "diff <(pytest) <(make)",
+]
+
+
+@pytest.mark.parametrize("command", [c for c in EVASIONS + TRICKY if "/bin/" not in c])
+def test_bash_never_runs_a_program_the_splitter_did_not_see(command: str, tmp_path: Path) -> None:
+    """Differential check against real bash: run the line with logging stubs on PATH and
+    require every program bash started to be among the commands found, or the line to be
+    reported as unanalysable (and therefore asked)."""
+    if shutil.which("bash") is None or shutil.which("sh") is None:
+        pytest.skip("NOT EXERCISED: no bash/sh on this machine for the differential check")
+    bin_dir, log, work = tmp_path / "bin", tmp_path / "ran.log", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    (work / "urls.txt").write_text("https://evil.example\n")
+    for name in _STUBS:
+        stub = bin_dir / name
+        stub.write_text(f'#!/bin/sh\necho "${{0##*/}}" >> "{log}"\n')
+        stub.chmod(0o755)
+    for name in _REAL:
+        real = shutil.which(name)
+        if real:
+            os.symlink(real, bin_dir / name)
+    subprocess.run(["bash", "-c", command], cwd=work, env={"PATH": str(bin_dir)},
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    ran = set(log.read_text().split()) if log.exists() else set()
+    result = analyse(command)
+    seen = {c.name for c in result.commands}
+    assert ran <= seen or not result.analysable, (command, ran, seen, result.problems)
 
 
 # -- case 37: hook crash, timeout, garbage ---------------------------------------------------
