@@ -271,10 +271,11 @@ def test_su_and_flock_are_followed() -> None:
 
 def test_double_parentheses_that_are_not_arithmetic_are_subshells() -> None:
     # bash runs both of these as commands: `((` falls back to nested subshells
-    for command in ["((echo hi) ; (curl x))", "echo $((echo hi) ; (curl x))"]:
+    for command in ["((echo hi) ; (curl x))", "echo $((echo hi) ; (curl x))",
+                    "((echo hi) | (curl x))", "if true; then ((echo) | (curl x)); fi"]:
         result = analyse(command)
         assert "curl" in names(command)
         assert not result.analysable
     for command in ["((i++))", "(( x > 3 )) && echo big", "for ((i=0; i<3; i++)); do echo $i; done",
-                    "echo $(( (1+2)*3 ))", "((a = b ? 1 : 2))"]:
+                    "echo $(( (1+2)*3 ))", "((a = b ? 1 : 2))", "if ((x > 1)); then make; fi"]:
         assert analyse(command).analysable, command

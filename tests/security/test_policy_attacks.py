@@ -153,6 +153,9 @@ TRICKY = [
     "find . -maxdepth 0 -exec make {} \\;", "sh -c 'npm test; make'", "((npm) ; (make))", "((npm test) | (make))",
     "cat <<'EOF'\n$(curl x)\nEOF", "git status # ; curl x", "echo 'curl x'; echo \"wget y\"",
     "npm test\\\ncurl x", "echo a#; make", "diff <(pytest) <(make)",
+    # found by a differential fuzz against bash: `((` after a keyword, and `((a) | (b))`
+    "((make) | (true))", "if true; then ((make) | (true)); fi",
+    "if true; then ((cat <<'EOF'\npytest\nEOF\n) | (true)); fi",
 ]
 
 

@@ -142,9 +142,11 @@ class _Parser:
                     parens -= 1
             elif c == "(":
                 for_loop = len(words) == 1 and not words[0].quoted and words[0].value == "for"
-                if (not words or for_loop) and s.startswith("((", self.i):
+                at_start = all(not w.quoted and w.value in _RESERVED_SKIP for w in words)
+                if (at_start or for_loop) and s.startswith("((", self.i):
                     self._arithmetic_command(for_loop)
-                    words = []
+                    if for_loop:
+                        words = []
                     continue
                 self._end(words)
                 words = []
@@ -463,7 +465,8 @@ class _Parser:
 
 
 def _looks_arithmetic(body: str, for_loop: bool) -> bool:
-    """No `;` (except in `for ((…;…;…))`) and no two operands side by side (`echo hi`)."""
+    """No `;` (except in `for ((…;…;…))`), balanced parentheses, and no two operands side by
+    side (`echo hi`)."""
     while True:  # substitutions inside are followed separately; drop them for this test
         reduced = _INNER_SUBST.sub("0", body)
         if reduced == body:
@@ -471,6 +474,11 @@ def _looks_arithmetic(body: str, for_loop: bool) -> bool:
         body = reduced
     if ";" in body and not for_loop:
         return False
+    depth = 0
+    for c in body:  # `((a) | (b))`: the first `)` closes a subshell, not a parenthesis
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
     return not _ADJACENT_OPERANDS.search(body)
 
 
