@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import os
+import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -184,6 +186,61 @@ def test_bash_never_runs_a_program_the_splitter_did_not_see(command: str, tmp_pa
     result = analyse(command)
     seen = {c.name for c in result.commands}
     assert ran <= seen or not result.analysable, (command, ran, seen, result.problems)
+
+
+def _random_line(rng: random.Random, depth: int = 0) -> str:
+    """A random, mostly valid bash line built from the constructs that hide commands."""
+    def simple() -> str:
+        name = rng.choice(_STUBS[:4])
+        name = rng.choice([name, "\\" + "\\".join(name), f"'{name}'", name[:2] + "''" + name[2:],
+                           f"$'{name}'", "command " + name, "env X=1 " + name, "nice " + name])
+        return f"{name} {rng.choice(['', 'a', '-x', chr(39) + 'b c' + chr(39)])}".strip()
+
+    def cmd() -> str:
+        if depth > 1 or rng.random() < 0.4:
+            return simple()
+        inner = _random_line(rng, depth + 1)
+        return rng.choice([
+            f"( {inner} )", f"{{ {inner} ; }}", f"echo $( {inner} )", f"if true; then {inner} ; fi",
+            f"for i in 1; do {inner} ; done", f"cat <<EOF\n$( {inner} )\nEOF\n",
+            f"cat <<'EOF'\n{inner}\nEOF\n", f"bash -c {shlex.quote(inner)}", f"(({inner}) | (true))",
+            f"echo ${{X:-$( {inner} )}}", f"cat <( {inner} )", f"f() {{ {inner} ; }}; f",
+            f"echo a#; {inner}", f"true # {inner}", f"printf 'x\\n' | xargs {simple()}",
+        ])
+
+    parts = [cmd() for _ in range(rng.randint(1, 3))]
+    return "".join(p + rng.choice([" ; ", " && ", " || ", " | ", "\n"]) for p in parts[:-1]) + parts[-1]
+
+
+@pytest.mark.slow
+def test_differential_fuzz_against_bash(tmp_path: Path) -> None:
+    """300 generated lines (fixed seed) run by real bash with logging stubs: the splitter must
+    find every program bash started, or report the line as unanalysable."""
+    if shutil.which("bash") is None:
+        pytest.skip("NOT EXERCISED: no bash on this machine for the differential fuzz")
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    for name in _STUBS:
+        (bin_dir / name).write_text('#!/bin/sh\necho "${0##*/}" >> "$LOG"\n')
+        (bin_dir / name).chmod(0o755)
+    for name in _REAL:
+        if real := shutil.which(name):
+            os.symlink(real, bin_dir / name)
+    rng = random.Random(20261122)
+    executed = 0
+    for n in range(300):
+        line, log = _random_line(rng), tmp_path / f"ran{n}.log"
+        try:
+            subprocess.run(["bash", "-c", line], cwd=work, capture_output=True, timeout=10,
+                           stdin=subprocess.DEVNULL, env={"PATH": str(bin_dir), "LOG": str(log)})
+        except subprocess.TimeoutExpired:
+            continue
+        ran = set(log.read_text().split()) if log.exists() else set()
+        executed += bool(ran)
+        result = analyse(line)
+        assert ran <= {c.name for c in result.commands} or not result.analysable, (line, ran)
+    assert executed > 150  # the generator really makes bash run programs
 
 
 # -- case 37: hook crash, timeout, garbage ---------------------------------------------------
