@@ -246,7 +246,7 @@ class PolicyEngine:
 def approval_digest(name: str, args: dict[str, Any]) -> str:
     """sha256 over the canonical JSON of the exact call: an approval binds to these bytes."""
     canonical = json.dumps({"tool": name, "args": args}, sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=True, allow_nan=False, default=_canonical_default)
+                           ensure_ascii=True, default=_canonical_default)
     return hashlib.sha256((_APPROVAL_DOMAIN + canonical).encode()).hexdigest()
 
 
