@@ -311,7 +311,8 @@ class Runner:
             if verdict is not True:
                 self._record(call, verdict, 0.0)
                 return True
-        if checked.tool.tier == "write" and self.finish_gate is not None:
+        if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
+            # Only on the untouched tree: after a resume the files may already be edited.
             self.finish_gate.before_edit()
         self._start(call)
         begin = time.perf_counter()
@@ -396,7 +397,8 @@ class Runner:
         text = obs.output
         untrusted = obs.untrusted
         if self.policy is not None and text:
-            post = self.policy.post_tool(call.name, call.arguments or {}, text)
+            post = self.policy.post_tool(call.name, call.arguments or {}, text,
+                                         cwd=self.ctx.root, session_id=self.session_id)
             text, untrusted = post.text, untrusted or post.untrusted
         text, cut = _truncate(text)
         self._emit(ToolCallFinished(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codeloop.tools.base import ToolContext
-from codeloop.tools.verify_tools import get_verifier
+from codeloop.tools.verify_tools import ensure_baseline, gate_finish, get_verifier
 
 
 class VerifierGate:
@@ -13,16 +13,10 @@ class VerifierGate:
         self.ctx = ctx
 
     def before_edit(self) -> None:
-        """Take the baseline once, on the untouched tree, so "done" means "no new failures"."""
-        verifier = get_verifier(self.ctx)
-        if not verifier.baseline_taken:
-            self.ctx.emit(verifier.baseline().event())
+        ensure_baseline(self.ctx)
 
     def check_finish(self) -> tuple[bool, str, bool]:
-        verifier = get_verifier(self.ctx)
-        decision, ran = verifier.check_finish()
-        if ran is not None:
-            self.ctx.emit(ran.event())
+        decision = gate_finish(self.ctx)
         if decision.allow:
-            return True, verifier.summary(), False
+            return True, get_verifier(self.ctx).summary(), False
         return False, decision.message, decision.escalate
