@@ -45,6 +45,6 @@ def test_old_turns_are_summarised_and_edits_kept(tmp_path: Path) -> None:
 
 def test_a_context_that_cannot_fit_stops_with_a_clear_error(tmp_path: Path) -> None:
     script = [turn(call("read_file", path="big.txt")), turn(call("finish", summary="x"))]
-    store, runner, state = run(tmp_path, script, window=1200)
+    _store, _runner, state = run(tmp_path, script, window=1200)
     assert state.status == "context_overflow"
     assert state.finished is not None and "budget" in state.finished.reason

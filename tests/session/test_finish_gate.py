@@ -52,7 +52,7 @@ def test_same_failure_after_a_fix_attempt_goes_to_a_human(tmp_path: Path) -> Non
     script = [turn(FIX_ADD), turn(BREAK_MUL), turn(call("finish", summary="done")),
               turn(noop), turn(call("finish", summary="really done")),
               turn(call("finish", summary="again"))]
-    store, runner = new_session(tmp_path, repo, scripted(script), Settings())
+    _store, runner = new_session(tmp_path, repo, scripted(script), Settings())
     state = runner.run()
     assert state.status == "needs_human"
     assert state.finished is not None and "test_mul" in state.finished.reason
