@@ -86,7 +86,8 @@ def _python_test(root: Path, settings: VerifySettings, which: Which, notes: list
         if which("pytest"):
             notes.append("unittest-style tests run through pytest for its JUnit report")
             return pytest_spec(settings.python)
-        return CommandSpec(name="unittest", category="test", command=f"{settings.python} -m unittest discover -v")
+        return CommandSpec(name="unittest", category="test", parser="unittest",
+                           command=f"{settings.python} -m unittest discover -v")
     if (root / "tox.ini").exists():
         return CommandSpec(name="tox", category="test", command="tox")
     return None

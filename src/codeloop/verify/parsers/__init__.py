@@ -13,6 +13,7 @@ from codeloop.verify.parsers.json_tools import parse_bandit, parse_eslint, parse
 from codeloop.verify.parsers.pytest_junit import parse_junit
 from codeloop.verify.parsers.sympy_text import parse_sympy
 from codeloop.verify.parsers.tsc_text import parse_tsc
+from codeloop.verify.parsers.unittest_text import parse_unittest
 
 Parser = Callable[[str, "str | None", Path], ParsedOutput]
 
@@ -22,6 +23,7 @@ PARSERS: dict[str, Parser] = {
     "cargo": parse_cargo,
     "sympy": parse_sympy,
     "tsc": parse_tsc,
+    "unittest": parse_unittest,
     "eslint": parse_eslint,
     "ruff": parse_ruff,
     "bandit": parse_bandit,
