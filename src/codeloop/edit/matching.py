@@ -339,7 +339,9 @@ def _piece_matches(doc: _Doc, S: list[str], idx: list[int]) -> list[tuple[int, i
         # Blank search lines between two matched lines pair up with the file's blank lines there.
         for (s0, f0), (s1, f1) in zip(zip(nonblank, files, strict=True),
                                       zip(nonblank[1:], files[1:], strict=False), strict=False):
-            for si, fi in zip(range(s0 + 1, s1), range(f0 + 1, f1), strict=False):
+            # From the end of the gap: a blank line the search lost is then the first of the
+            # file's run, so the run stays together and new lines go before or after it.
+            for si, fi in zip(reversed(range(s0 + 1, s1)), reversed(range(f0 + 1, f1)), strict=False):
                 align[si] = (fi, fi + 1)
         # Blank lines at either end pair up with blank file lines just outside the match.
         lo, hi = files[0], files[-1] + 1
@@ -581,7 +583,7 @@ Opcode = tuple[str, int, int, int, int]
 def _opcodes(S: list[str], R: list[str], elided: bool) -> list[Opcode]:
     """How R differs from S; with elision, the i-th '...' of each side is pinned together."""
     if not elided:
-        return list(SequenceMatcher(None, S, R, autojunk=False).get_opcodes())
+        return _slide_blank_inserts(list(SequenceMatcher(None, S, R, autojunk=False).get_opcodes()), R)
     cuts_s = [-1, *(i for i, x in enumerate(S) if is_marker(x)), len(S)]
     cuts_r = [-1, *(j for j, x in enumerate(R) if is_marker(x)), len(R)]
     ops: list[Opcode] = []
@@ -593,6 +595,35 @@ def _opcodes(S: list[str], R: list[str], elided: bool) -> list[Opcode]:
         if b < len(S):
             ops.append(("equal", b, b + 1, d, d + 1))
     return ops
+
+
+def _slide_blank_inserts(ops: list[Opcode], R: list[str]) -> list[Opcode]:
+    """Move inserted lines below equal blank lines, as git places them.
+
+    An insertion that starts with a blank line followed by an equal blank line can be read
+    either way; the file's blank lines the search lost then stay with their run.
+    """
+    out: list[Opcode] = []
+    k = 0
+    while k < len(ops):
+        tag, i1, i2, j1, j2 = ops[k]
+        nxt = ops[k + 1] if k + 1 < len(ops) else None
+        if tag == "insert" and nxt is not None and nxt[0] == "equal":
+            moved = 0
+            while (j1 + moved < j2 and nxt[1] + moved < nxt[2] and not R[j1 + moved].strip()
+                   and not R[j2 + moved].strip()):
+                moved += 1
+            if moved:
+                out.append(("equal", i1, i1 + moved, j1, j1 + moved))
+                out.append(("insert", i1 + moved, i1 + moved, j1 + moved, j2 + moved))
+                rest = ("equal", nxt[1] + moved, nxt[2], nxt[3] + moved, nxt[4])
+                if rest[1] < rest[2]:
+                    out.append(rest)
+                k += 2
+                continue
+        out.append(ops[k])
+        k += 1
+    return out
 
 
 def _patch(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) -> list[str]:

@@ -59,10 +59,19 @@ def unicode_fix(pairs: list[tuple[str, str]]) -> LineFix:
 
 
 def trailing_fix(pairs: list[tuple[str, str]]) -> LineFix:
-    """Strip trailing whitespace from new lines if the search added some the file lacks."""
-    if any(s != s.rstrip() and f == f.rstrip() for s, f in pairs):
-        return lambda line: line.rstrip()
-    return identity
+    """Remove from new lines the trailing whitespace the search added to the file's lines.
+
+    When the search added one and the same suffix everywhere, only that suffix is removed,
+    so whitespace the file (or the intended new line) really has survives.
+    """
+    added = {s[len(f):] if s.startswith(f) else s[len(s.rstrip()):]
+             for s, f in pairs if s != f and s.rstrip() == f.rstrip() and len(s) > len(f)}
+    if not added:
+        return identity
+    if len(added) == 1:
+        suffix = added.pop()
+        return lambda line: line[: -len(suffix)] if line.endswith(suffix) else line
+    return lambda line: line.rstrip()
 
 
 def fit_indent(pairs: list[tuple[str, str]]) -> LineFix | None:
@@ -86,15 +95,15 @@ def fit_indent(pairs: list[tuple[str, str]]) -> LineFix | None:
 
 
 def _add_prefix(prefix: str) -> LineFix:
-    return lambda line: prefix + line if line.strip() else line
+    return lambda line: prefix + line if line else line
 
 
 def _remove_prefix(prefix: str) -> LineFix:
     def fix(line: str) -> str:
-        if not line.strip():
-            return line
         if line.startswith(prefix):
             return line[len(prefix):]
+        if not line.strip():
+            return ""
         raise BadReplacement(
             f"the replacement line {line.strip()!r} is indented less than the search text, "
             "so it cannot be re-indented to match the file",
@@ -189,7 +198,7 @@ def _fit_table(leads: list[tuple[str, str]]) -> LineFix | None:
 
 def _table_fix(table: dict[int, int], slope: Fraction, tab: int, file_tabs: bool) -> LineFix:
     def fix(line: str) -> str:
-        if not line.strip():
+        if not line:
             return line
         ws = lead(line)
         width = Fraction(_columns(ws, tab))
