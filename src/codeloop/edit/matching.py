@@ -606,7 +606,7 @@ def _slide_blank_inserts(ops: list[Opcode], R: list[str]) -> list[Opcode]:
     out: list[Opcode] = []
     k = 0
     while k < len(ops):
-        tag, i1, i2, j1, j2 = ops[k]
+        tag, i1, _, j1, j2 = ops[k]
         nxt = ops[k + 1] if k + 1 < len(ops) else None
         if tag == "insert" and nxt is not None and nxt[0] == "equal":
             moved = 0
