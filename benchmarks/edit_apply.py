@@ -121,16 +121,22 @@ def _file_hunks(iid: str, pfile: unidiff.PatchedFile, text: str, skipped: Counte
     trailing = text.endswith("\n")
     base = (text[:-1] if trailing else text).split("\n")
     out = []
-    for n, h in enumerate(pfile):
+    for h in pfile:
         body = [(ln.line_type, ln.value.rstrip("\n")) for ln in h if ln.line_type in " -+"]
         expected = _git_apply(text, header + str(h))
         old = [t for k, t in body if k != "+"]
         if expected is None or base[h.source_start - 1:h.source_start - 1 + len(old)] != old:
             skipped["gold hunk does not apply alone"] += 1
             continue
+        new = [t for k, t in body if k != "-"]
+        at = h.source_start - 1
+        spliced = base[:at] + new + base[at + len(old):]
+        if "\n".join(spliced) + ("\n" if trailing else "") != expected:
+            # git placed a hunk whose context occurs twice away from its header's line
+            skipped["git apply placed the hunk away from its line number"] += 1
+            continue
         out.append(Hunk(f"{iid}:{pfile.path}", base, trailing, expected, body,
                         h.source_start, h.section_header.strip()))
-        del n
     return out
 
 

@@ -28,6 +28,7 @@ from codeloop.edit.normalize import (
     lead,
     scaled_levels,
     structural,
+    style_fix,
     trailing_fix,
     unicode_fix,
 )
@@ -173,6 +174,9 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
             return done
         first = 1
     elif not edit.replace_all:
+        style = style_fix(text, R)
+        if style is not identity:
+            R = [style(r) for r in R]
         hits = _line_hits(text, S)
         if len(hits) == 1:
             return _splice(text, hits[0], S, R)

@@ -74,6 +74,22 @@ def trailing_fix(pairs: list[tuple[str, str]]) -> LineFix:
     return lambda line: line.rstrip()
 
 
+def style_fix(text: str, new_lines: list[str]) -> LineFix:
+    """Convert tab/space indentation in new lines to the one style the file uses throughout.
+
+    Only when the file never indents the other way: a tab in a spaces-only Python file is
+    an error, never an intent.
+    """
+    leads = {lead(x) for x in new_lines if x.strip()}
+    file_tabs = text.startswith("\t") or "\n\t" in text
+    file_spaces = text.startswith(" ") or "\n " in text
+    if file_spaces and not file_tabs and any("\t" in w for w in leads):
+        return lambda line: lead(line).replace("\t", "    ") + line.lstrip() if line.strip() else line
+    if file_tabs and not file_spaces and any("    " in w for w in leads):
+        return lambda line: lead(line).replace("    ", "\t") + line.lstrip() if line.strip() else line
+    return identity
+
+
 def fit_indent(pairs: list[tuple[str, str]]) -> LineFix | None:
     """A re-indenter mapping the search's indentation onto the file's, or None if not uniform.
 
