@@ -159,7 +159,7 @@ def is_marker(line: str) -> bool:
 def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
     """Apply one edit to `text`; raise NoMatch, AmbiguousMatch or BadReplacement."""
     search, replace = normalize_newlines(edit.search), normalize_newlines(edit.replace)
-    if not search.strip():
+    if not search or (not search.strip() and not text.strip()):
         if not text.strip():
             return EditResult(replace, "exact", 1, 0, len(split_lines(replace)))
         raise BadReplacement(
