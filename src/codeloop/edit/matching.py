@@ -96,6 +96,7 @@ class _Doc:
     def __init__(self, text: str) -> None:
         self.trailing = text.endswith("\n") or text == ""
         body = text[:-1] if text.endswith("\n") else text
+        self.body = body
         self.lines = body.split("\n") if text else []
         self.ascii = text.isascii()
         self._keys: dict[KeyFn, list[str]] = {}
@@ -137,6 +138,19 @@ class _Doc:
                 found.append(line)
             at = hay.find(pattern, at + 1)
         return found
+
+    def lines_containing(self, needle: str) -> list[int]:
+        """Indices of lines whose raw text contains `needle`, found by str.find over the text."""
+        out: list[int] = []
+        body, line, prev = self.body, 0, 0
+        at = body.find(needle)
+        while at != -1:
+            line += body.count("\n", prev, at)
+            prev = at
+            out.append(line)
+            eol = body.find("\n", at)
+            at = body.find(needle, eol + 1) if eol != -1 else -1
+        return out
 
     def render(self, lines: list[str]) -> str:
         if not lines:
@@ -316,7 +330,7 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
 
     def find(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
         out = []
-        for start in doc.find(fn, [fn(s) for s in S]):
+        for start in _window_starts(doc, fn, [fn(s) for s in S]):
             pairs = list(zip(S, doc.lines[start:start + len(S)], strict=True))
             fix = _fixer(rank, pairs)
             if fix is not None:
@@ -328,16 +342,70 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
     return find
 
 
+def _anchor(doc: _Doc, fn: KeyFn, keys: list[str]) -> int | None:
+    """The search line to look for with str.find: its key is a substring of any matching line.
+
+    None when keys are not substrings of raw lines (folding a non-ASCII file) or all empty.
+    """
+    if fn is key_fold and not doc.ascii:
+        return None
+    k = max(range(len(keys)), key=lambda i: len(keys[i]))
+    return k if keys[k] else None
+
+
+def _window_starts(doc: _Doc, fn: KeyFn, keys: list[str]) -> list[int]:
+    """Lines where `keys` match consecutive file lines, checking only lines holding the anchor."""
+    k = _anchor(doc, fn, keys)
+    if k is None:
+        return doc.find(fn, keys)
+    n, total = len(keys), len(doc.lines)
+    starts = [a - k for a in doc.lines_containing(keys[k]) if 0 <= a - k <= total - n]
+    return [st for st in starts
+            if all(fn(doc.lines[st + i]) == keys[i] for i in range(n))]
+
+
+def _nonblank_runs(doc: _Doc, keys: list[str]) -> list[list[int]]:
+    """File lines matching `keys` in order with blank lines skipped, found from an anchor line."""
+    k = _anchor(doc, key_fold, keys)
+    if k is None:
+        rows = doc.index(key_fold, True)[0]
+        return [rows[p:p + len(keys)] for p in doc.find(key_fold, keys, nonblank=True)]
+    lines, out = doc.lines, []
+    for a in doc.lines_containing(keys[k]):
+        if key_fold(lines[a]) != keys[k]:
+            continue
+        files, ok = [a], True
+        p = a
+        for key in reversed(keys[:k]):
+            p -= 1
+            while p >= 0 and not key_fold(lines[p]):
+                p -= 1
+            if p < 0 or key_fold(lines[p]) != key:
+                ok = False
+                break
+            files.insert(0, p)
+        p = a
+        for key in keys[k + 1:] if ok else []:
+            p += 1
+            while p < len(lines) and not key_fold(lines[p]):
+                p += 1
+            if p >= len(lines) or key_fold(lines[p]) != key:
+                ok = False
+                break
+            files.append(p)
+        if ok:
+            out.append(files)
+    return out
+
+
 def _piece_matches(doc: _Doc, S: list[str], idx: list[int]) -> list[tuple[int, int, dict[int, Span]]]:
     """Where the search lines `idx` (blank lines ignored) occur: (start, end, alignment)."""
     nonblank = [i for i in idx if key_fold(S[i])]
     if not nonblank:
         return []
-    rows = doc.index(key_fold, True)[0]
     out = []
-    for p in doc.find(key_fold, [key_fold(S[i]) for i in nonblank], nonblank=True):
+    for files in _nonblank_runs(doc, [key_fold(S[i]) for i in nonblank]):
         align: dict[int, Span] = {}
-        files = rows[p:p + len(nonblank)]
         for si, fi in zip(nonblank, files, strict=True):
             align[si] = (fi, fi + 1)
         # Blank search lines between two matched lines pair up with the file's blank lines there.

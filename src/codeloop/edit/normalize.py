@@ -81,11 +81,18 @@ def style_fix(text: str, new_lines: list[str]) -> LineFix:
     an error, never an intent.
     """
     leads = {lead(x) for x in new_lines if x.strip()}
-    file_tabs = text.startswith("\t") or "\n\t" in text
-    file_spaces = text.startswith(" ") or "\n " in text
-    if file_spaces and not file_tabs and any("\t" in w for w in leads):
-        return lambda line: lead(line).replace("\t", "    ") + line.lstrip() if line.strip() else line
-    if file_tabs and not file_spaces and any("    " in w for w in leads):
+
+    # Ordered so the common case (spaces everywhere) is settled by an early hit in the text.
+    def spaces() -> bool:
+        return text.startswith(" ") or "\n " in text
+
+    def tabs() -> bool:
+        return text.startswith("\t") or "\n\t" in text
+
+    if any("\t" in w for w in leads):
+        if spaces() and not tabs():
+            return lambda line: lead(line).replace("\t", "    ") + line.lstrip() if line.strip() else line
+    elif any("    " in w for w in leads) and not spaces() and tabs():
         return lambda line: lead(line).replace("    ", "\t") + line.lstrip() if line.strip() else line
     return identity
 
