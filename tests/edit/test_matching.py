@@ -177,3 +177,11 @@ def test_blank_only_search_is_placed_by_its_line_number():
     assert out == "a\n\nb\n\nnew\nc\n"
     with pytest.raises(AmbiguousMatch):
         apply("\n", "\nnew\n", text)
+
+
+def test_reapplied_insertion_is_not_inserted_twice_by_fuzzy_matching():
+    text = "".join(f"line_{i} = {i}\n" for i in range(20))
+    edit = Edit("line_5 = 5\nline_6 = 6\nline_7 = 7\n", "line_5 = 5\nline_6 = 6\nnew = 1\nline_7 = 7\n")
+    once = apply_edit(text, edit)
+    twice = apply_edit(once.text, edit)
+    assert twice.already_applied and twice.text == once.text

@@ -199,6 +199,12 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
         first = 1
     doc = _Doc(text)
     for level in LEVELS[first:]:
+        if level == "fuzzy":
+            # Before guessing approximately, check whether the edit was made already: an
+            # inserted line makes the old text "similar" to the new, and fuzzy would insert twice.
+            again = _already_applied(doc, S, R)
+            if again is not None:
+                return EditResult(text, "already_applied", again + 1, 0, 0, already_applied=True)
         if _same_as_previous(level, text, doc, S):
             continue
         cands = _FINDERS[level](doc, S, R)
@@ -208,9 +214,6 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
             return _apply_all(doc, cands, S, R, level, path)
         chosen = _choose(doc, cands, edit, level, path)
         return _apply_one(doc, chosen, S, R, level)
-    again = _already_applied(doc, S, R)
-    if again is not None:
-        return EditResult(text, "already_applied", again + 1, 0, 0, already_applied=True)
     raise NoMatch(f"the search text was not found in {path}. {closest_region(doc, S)}",
                   "copy the lines to change exactly as the file has them, with a few lines of context")
 
