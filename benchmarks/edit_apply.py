@@ -216,14 +216,30 @@ def perturb(h: Hunk, pert: str) -> tuple[Body, int] | None:
     if pert == "elision":
         return _elide(body, start)
     if pert == "missing_blank_line":
-        # Only a blank line among context lines: next to a changed line, where it went is
-        # not recoverable from the edit at all.
-        at = next((i for i, (k, t) in enumerate(body) if k == " " and not t.strip()
-                   and all(body[j][0] == " " for j in (i - 1, i + 1) if 0 <= j < len(body))), None)
+        at = _lost_blank(body)
         if at is None:
             return None
         return body[:at] + body[at + 1:], start + (1 if at == 0 else 0)
     raise ValueError(pert)
+
+
+def _lost_blank(body: Body) -> int | None:
+    """A blank context line to drop: one whose whole run of blank lines is context between
+    context lines. Next to a change, blank lines are interchangeable and which one the model
+    lost (so where the change goes) is not recoverable from the edit."""
+    i = 0
+    while i < len(body):
+        if body[i][1].strip():
+            i += 1
+            continue
+        j = i
+        while j < len(body) and not body[j][1].strip():
+            j += 1
+        edges = [body[x][0] for x in (i - 1, j) if 0 <= x < len(body)]
+        if all(k == " " for k, _ in body[i:j]) and all(k == " " for k in edges):
+            return i
+        i = j
+    return None
 
 
 def _curly(text: str) -> str:
@@ -310,7 +326,8 @@ def is_ambiguous(case: Case) -> bool:
     if case.fmt in ("unified", "envelope") and case.hunk.section:
         anchor = case.hunk.section.strip()
         at = next((i for i, x in enumerate(case.hunk.base) if x.strip().startswith(anchor)), None)
-        if at is not None and sum(1 for p in places if p > at) == 1:
+        span = sum(1 for k, _ in case.body if k != "+")
+        if at is not None and sum(1 for p in places if p + span > at) == 1:
             return False
     return True
 

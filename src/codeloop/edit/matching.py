@@ -44,8 +44,9 @@ LEVELS = (
     "fuzzy",
 )
 ELISION_MARKERS = frozenset({"...", "…", "# ...", "// ...", "/* ... */", "# …"})
-# A line-number hint settles an ambiguity when one candidate is nearest to it, this close.
-HINT_SLACK = 5
+# A line-number hint settles an ambiguity when one candidate is nearest to it and this close
+# (after the shift of earlier hunks): a looser hint once picked a duplicate block nearby.
+HINT_SLACK = 1
 # Fuzzy matching accepts a window only this similar (0-100) and this far ahead of the
 # best window that does not overlap it.
 FUZZY_MIN = 90.0
@@ -183,6 +184,10 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
     S, R = split_lines(search), split_lines(replace)
     first = 0
     if not edit.whole_lines:
+        style = style_fix(text, R)
+        if style is not identity:
+            replace = "\n".join(style(r) for r in replace.split("\n"))
+            R = split_lines(replace)
         done = _substring(text, search, replace, edit, path)
         if done is not None:
             return done
@@ -637,7 +642,8 @@ def _choose(doc: _Doc, cands: list[_Candidate], edit: Edit, level: str, path: st
     pool = cands
     if edit.anchors:
         pos = _anchor_position(doc, edit.anchors)
-        after = [c for c in pool if pos is not None and c.start >= pos]
+        # The anchor precedes the change, which may put it inside the search's own context.
+        after = [c for c in pool if pos is not None and c.end >= pos]
         pool = after or pool
     if len(pool) > 1 and edit.hint_line is not None:
         hint = edit.hint_line - 1

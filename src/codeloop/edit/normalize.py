@@ -80,7 +80,7 @@ def style_fix(text: str, new_lines: list[str]) -> LineFix:
     Only when the file never indents the other way: a tab in a spaces-only Python file is
     an error, never an intent.
     """
-    leads = {lead(x) for x in new_lines if x.strip()}
+    leads = {lead(x) for x in new_lines}
 
     # Ordered so the common case (spaces everywhere) is settled by an early hit in the text.
     def spaces() -> bool:
@@ -91,9 +91,9 @@ def style_fix(text: str, new_lines: list[str]) -> LineFix:
 
     if any("\t" in w for w in leads):
         if spaces() and not tabs():
-            return lambda line: lead(line).replace("\t", "    ") + line.lstrip() if line.strip() else line
+            return lambda line: lead(line).replace("\t", "    ") + line[len(lead(line)):]
     elif any("    " in w for w in leads) and not spaces() and tabs():
-        return lambda line: lead(line).replace("    ", "\t") + line.lstrip() if line.strip() else line
+        return lambda line: lead(line).replace("    ", "\t") + line[len(lead(line)):]
     return identity
 
 
@@ -117,16 +117,18 @@ def fit_indent(pairs: list[tuple[str, str]]) -> LineFix | None:
     return _fit_table(leads)
 
 
+# Whitespace-only lines are left as written by the re-indenters: models indent them
+# inconsistently, and their content is invisible anyway.
 def _add_prefix(prefix: str) -> LineFix:
-    return lambda line: prefix + line if line else line
+    return lambda line: prefix + line if line.strip() else line
 
 
 def _remove_prefix(prefix: str) -> LineFix:
     def fix(line: str) -> str:
+        if not line.strip():
+            return line
         if line.startswith(prefix):
             return line[len(prefix):]
-        if not line.strip():
-            return ""
         raise BadReplacement(
             f"the replacement line {line.strip()!r} is indented less than the search text, "
             "so it cannot be re-indented to match the file",
@@ -221,7 +223,7 @@ def _fit_table(leads: list[tuple[str, str]]) -> LineFix | None:
 
 def _table_fix(table: dict[int, int], slope: Fraction, tab: int, file_tabs: bool) -> LineFix:
     def fix(line: str) -> str:
-        if not line:
+        if not line.strip():
             return line
         ws = lead(line)
         width = Fraction(_columns(ws, tab))
