@@ -7,12 +7,17 @@ and export newer logs.
 
 from __future__ import annotations
 
+import json
 import time
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 SCHEMA_VERSION = 1
+
+# The text a tool result starts with when its call was cut off by a crash or a kill.
+INTERRUPTED_MARKER = "[interrupted]"
 
 
 def now() -> float:
@@ -152,6 +157,7 @@ class ToolCallFinished(EventBase):
     truncated: bool = False
     untrusted: bool = False
     interrupted: bool = False
+    ends_session: bool = False
     duration_ms: float = 0.0
     data: dict[str, Any] = Field(default_factory=dict)
 
@@ -294,6 +300,15 @@ def parse_event(data: dict[str, Any]) -> Event:
     return event
 
 
+def parse_event_json(data: str | bytes) -> Event:
+    """Parse a stored event straight from JSON (pydantic-core parses faster than json.loads)."""
+    try:
+        event: Event = _adapter.validate_json(data)
+    except ValidationError:
+        return parse_event(json.loads(data))
+    return event
+
+
 def event_type(event: Event) -> str:
     return str(event.type)
 
@@ -309,10 +324,9 @@ _KNOWN_TYPES = {
 }
 
 
-class StoredEvent(BaseModel):
+@dataclass(frozen=True)
+class StoredEvent:
     """An event with its place in the log."""
-
-    model_config = ConfigDict(frozen=True)
 
     session_id: str
     seq: int

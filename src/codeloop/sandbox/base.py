@@ -35,7 +35,11 @@ class Sandbox(Protocol):
     name: str
 
     def run(
-        self, command: str, cwd: Path, env: dict[str, str] | None = None, limits: Limits | None = None
+        self,
+        command: str,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        limits: Limits | None = None,
     ) -> CommandResult:
         """Run a shell command with `cwd` as the working directory; never raises on failure."""
         ...

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from codeloop.errors import SessionNotFound, StoreError
-from codeloop.events import Event, StoredEvent, parse_event
+from codeloop.events import Event, StoredEvent, parse_event_json
 
 
 @dataclass(frozen=True)
@@ -91,6 +90,8 @@ def _summary_updates(event: Event) -> dict[str, object]:
     if kind == "approval_requested":
         return {"status": "waiting_approval"}
     if kind == "approval_given":
+        return {"status": "running"}
+    if kind == "review_decided" and getattr(event, "action", "") == "reject":
         return {"status": "running"}
     return {}
 
@@ -188,7 +189,7 @@ class SQLiteEventStore:
         if not rows and after_seq == 0:
             self.get(session_id)
         return [
-            StoredEvent(session_id=session_id, seq=int(seq), event=parse_event(json.loads(data)))
+            StoredEvent(session_id=session_id, seq=int(seq), event=parse_event_json(data))
             for seq, data in rows
         ]
 

@@ -6,6 +6,7 @@ keeps the same promise — the user's files do not change until `apply`.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import os
 import shutil
@@ -79,7 +80,7 @@ class CopyWorkspace:
         base = self.resolve(rel)
         return sorted(p.name for p in base.iterdir())
 
-    def changed_files(self) -> list[str]:
+    def changed_files(self) -> builtins.list[str]:
         before, after = _tree_hashes(self._root), _tree_hashes(self._tree)
         return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 

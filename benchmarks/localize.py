@@ -1,0 +1,272 @@
+"""Localisation benchmark: rank a repository's files from an issue's text alone.
+
+For each SWE-bench instance the repository is checked out at `base_commit` (one shared clone
+per repository, switched from commit to commit, so our index updates incrementally), and
+three rankers are scored on the files the gold patch touches: ours (`rank_files`), a plain
+BM25 over whole files (the SWE-bench paper's retrieval baseline), and Aider's repo map
+(`aider-chat` in its own venv under benchmarks/.cache/). `span_in_context_pct` is the share
+of instances whose every gold function/class (`expected_spans`) appears in the context built
+within the budget: for us the task context (repo map + code), for BM25 whole files in rank
+order, for Aider its rendered map.
+
+    PYTHONPATH=src python benchmarks/localize.py --limit 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import bm25s
+
+from codeloop.context.retrieval import build_task_context
+from codeloop.context.tokens import get_counter
+from codeloop.index.rank import rank_files
+from codeloop.index.service import RepoIndex
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
+AIDER_VENV = CACHE / "aider-venv"
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+
+
+def gold_files(patch: str) -> list[str]:
+    return sorted({m.group(2) for m in _DIFF_FILE.finditer(patch)})
+
+
+def scores(ranked: list[str], gold: list[str]) -> dict[str, float]:
+    out = {f"recall_at_{k}": len(set(ranked[:k]) & set(gold)) / len(gold) for k in (1, 5, 10)}
+    first = next((i for i, p in enumerate(ranked) if p in gold), None)
+    out["mrr"] = 0.0 if first is None else 1.0 / (first + 1)
+    return out
+
+
+def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
+    keys = ["recall_at_1", "recall_at_5", "recall_at_10", "mrr", "span_in_context_pct"]
+    out: dict[str, float] = {"instances": len(rows)}
+    for key in keys:
+        values = [r[key] for r in rows if key in r]
+        mean = statistics.fmean(values) if values else 0.0
+        out[key] = round(mean * (100 if key.endswith("pct") else 1), 4)
+    return out
+
+
+def git(args: list[str], cwd: Path | None = None) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+def checkout(mirror: Path, work: Path, commit: str) -> Path:
+    if not (work / ".git").exists():
+        work.parent.mkdir(parents=True, exist_ok=True)
+        git(["clone", "-q", "--shared", "--no-checkout", str(mirror), str(work)])
+        (work / ".git" / "info").mkdir(exist_ok=True)
+        (work / ".git" / "info" / "exclude").write_text(".aider*\n")
+    git(["checkout", "-q", "-f", "--detach", commit], cwd=work)
+    return work
+
+
+def span_lines(index: RepoIndex, spans: dict[str, list[str]]) -> list[tuple[str, int, int]] | None:
+    """(path, start, end) of each expected span, or None when one cannot be found."""
+    out = []
+    for path, names in spans.items():
+        defs = index.definitions_in([path])[path]
+        for name in names:
+            parent, _, short = name.rpartition(".")
+            match = [d for d in defs if d.name == short and (not parent or d.parent == parent)]
+            if not match:
+                return None
+            out.append((path, match[0].start_line, match[0].end_line))
+    return out
+
+
+class Bm25Files:
+    """Whole-file BM25 with bm25s's own tokenizer and English stopwords (no code awareness)."""
+
+    def __init__(self, root: Path, paths: list[str]) -> None:
+        self.paths = paths
+        self.texts = [(root / p).read_text(errors="replace") for p in paths]
+        self.model = bm25s.BM25()
+        self.model.index(bm25s.tokenize(self.texts, stopwords="en", show_progress=False),
+                         show_progress=False)
+
+    def rank(self, text: str, k: int = 50) -> list[str]:
+        query = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        docs, _ = self.model.retrieve(query, k=min(k, len(self.paths)), show_progress=False)
+        return [self.paths[int(i)] for i in docs[0]]
+
+
+class AiderMap:
+    def __init__(self) -> None:
+        python = AIDER_VENV / "bin" / "python"
+        if not python.exists():
+            raise SystemExit(f"no Aider venv at {AIDER_VENV}: python -m venv {AIDER_VENV} && "
+                             f"{python} -m pip install aider-chat  (or pass --no-aider)")
+        self.proc = subprocess.Popen(
+            [str(python), str(HERE / "aider_repomap_runner.py")], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def run(self, root: Path, files: list[str], text: str, budget: int) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        job = {"root": str(root), "files": files, "text": text, "budget": budget}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            if line.startswith("RESULT "):
+                result: dict[str, Any] = json.loads(line[7:])
+                return result
+        raise RuntimeError("the Aider runner stopped")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
+    sections: dict[str, str] = {}
+    current = None
+    for line in map_text.splitlines():
+        if line and not line[0].isspace() and not line.startswith("⋮") and line.endswith(":"):
+            current = line[:-1]
+            sections[current] = ""
+        elif current is not None:
+            sections[current] += line + "\n"
+    for path, names in spans.items():
+        body = sections.get(path, "")
+        for name in names:
+            short = name.rpartition(".")[2]
+            if not re.search(rf"\b(def|class)\s+{re.escape(short)}\b", body):
+                return False
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--instances", type=Path,
+                        default=Path("/work/shared/data/swebench/instances.jsonl"))
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
+    parser.add_argument("--repo", action="append", default=[], help="only this owner/name")
+    parser.add_argument("--budget", type=int, default=20_000)
+    parser.add_argument("--no-aider", action="store_true")
+    parser.add_argument("--workdir", type=Path, default=CACHE / "localize")
+    args = parser.parse_args()
+
+    rows = [json.loads(line) for line in args.instances.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if (args.mirrors / r["repo"].replace("/", "+") / "repo").exists()]
+    if args.repo:
+        rows = [r for r in rows if r["repo"] in args.repo]
+    if args.limit:
+        # Spread a limited run over repositories rather than taking the first one's instances.
+        by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            by_repo[r["repo"]].append(r)
+        picked: list[dict[str, Any]] = []
+        while len(picked) < args.limit and any(by_repo.values()):
+            for repo in sorted(by_repo):
+                if by_repo[repo] and len(picked) < args.limit:
+                    picked.append(by_repo[repo].pop(0))
+        rows = picked
+    rows.sort(key=lambda r: (r["repo"], r["instance_id"]))
+
+    os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
+    counter = get_counter()
+    aider = None if args.no_aider else AiderMap()
+    results: dict[str, list[dict[str, float]]] = {"ours": [], "bm25": [], "aider_repomap": []}
+    ours_ms: list[float] = []
+    skipped: list[str] = []
+    index: RepoIndex | None = None
+    current_repo = None
+    try:
+        for n, row in enumerate(rows, 1):
+            mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
+            if subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
+                               row["base_commit"] + "^{commit}"], capture_output=True,
+                              check=False).returncode != 0:
+                skipped.append(row["instance_id"])
+                print(f"[{n}/{len(rows)}] {row['instance_id']}: base commit not in the mirror; "
+                      "skipped", flush=True)
+                continue
+            work = checkout(mirror, args.workdir / row["repo"].replace("/", "+"),
+                            row["base_commit"])
+            if row["repo"] != current_repo:
+                if index is not None:
+                    index.close()
+                index = RepoIndex(work)
+                current_repo = row["repo"]
+            assert index is not None
+            update = index.update()
+            gold = gold_files(row["patch"])
+            text = row["problem_statement"]
+            spans = span_lines(index, row["expected_spans"]) if row["expected_spans"] else None
+
+            started = time.perf_counter()
+            ranked = [p for p, _ in rank_files(index, text, limit=50)]
+            context = build_task_context(index, text, args.budget, counter)
+            ours_ms.append((time.perf_counter() - started) * 1000)
+            mine = scores(ranked, gold)
+            if spans is not None:
+                mine["span_in_context_pct"] = float(all(
+                    (p, s) in context.repo_map.shown
+                    or any(sn.path == p and sn.start_line <= s <= sn.end_line
+                           for sn in context.snippets)
+                    for p, s, _e in spans))
+            results["ours"].append(mine)
+
+            paths = index.paths()
+            baseline = Bm25Files(work, paths)
+            bm_ranked = baseline.rank(text)
+            bm = scores(bm_ranked, gold)
+            if spans is not None:
+                included, used = set(), 0
+                for path in bm_ranked:
+                    cost = counter.count(baseline.texts[paths.index(path)])
+                    if used + cost <= args.budget:
+                        included.add(path)
+                        used += cost
+                bm["span_in_context_pct"] = float(all(p in included for p, _s, _e in spans))
+            results["bm25"].append(bm)
+
+            if aider is not None:
+                tracked = [f for f in git(["ls-files"], cwd=work).splitlines() if f in set(paths)]
+                out = aider.run(work, tracked, text, args.budget)
+                ad = scores(out["files"], gold)
+                if spans is not None:
+                    ad["span_in_context_pct"] = float(aider_span_in_map(out["map"],
+                                                                        row["expected_spans"]))
+                results["aider_repomap"].append(ad)
+            print(f"[{n}/{len(rows)}] {row['instance_id']}: update {update.seconds:.1f}s "
+                  f"ours r@5={mine['recall_at_5']:.2f} bm25 r@5={bm['recall_at_5']:.2f}"
+                  + (f" aider r@5={results['aider_repomap'][-1]['recall_at_5']:.2f}"
+                     if aider is not None else "")
+                  + f" gold={gold} ours_top={ranked[:3]}", flush=True)
+    finally:
+        if aider is not None:
+            aider.close()
+        if index is not None:
+            index.close()
+
+    ours = summarise(results["ours"])
+    figures = {
+        **ours,
+        "rank_and_context_p50_ms": round(statistics.median(ours_ms), 1) if ours_ms else 0.0,
+        "skipped_instances": len(skipped),
+        "baselines": {"bm25": summarise(results["bm25"]),
+                      "aider_repomap": summarise(results["aider_repomap"])},
+    }
+    for name, summary in [("ours", ours), *figures["baselines"].items()]:
+        print(f"{name:>14}: " + "  ".join(f"{k}={v}" for k, v in summary.items()))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""`codeloop index` and `codeloop search QUERY`: the code index for people."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from codeloop.errors import CodeloopError
+from codeloop.index.exact import grep
+from codeloop.index.service import RepoIndex
+
+console = Console()
+
+
+class NotADirectory(CodeloopError):
+    """The path given to an index command is not a directory."""
+
+
+def _open(path: Path) -> RepoIndex:
+    if not path.is_dir():
+        raise NotADirectory(f"{path} is not a directory", "pass the repository's root directory")
+    return RepoIndex(path)
+
+
+def index_command(
+    path: Annotated[Path, typer.Argument(help="repository root")] = Path("."),
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+    watch: Annotated[bool, typer.Option("--watch", help="keep the index fresh until Ctrl-C")
+                     ] = False,
+) -> None:
+    """Build or update the code index of a repository (incremental after the first run)."""
+    index = _open(path)
+    try:
+        with console.status("indexing…") if not as_json else contextlib.nullcontext():
+            stats = index.update()
+        figures = {"root": str(index.root), "index_dir": str(index.dir),
+                   "scanned": stats.scanned, "added": stats.added, "changed": stats.changed,
+                   "removed": stats.removed, "unchanged": stats.unchanged,
+                   "seconds": round(stats.seconds, 3), **index.stats()}
+        if as_json:
+            print(json.dumps(figures))
+        else:
+            table = Table(title=f"index of {index.root}", show_header=False)
+            for key, value in figures.items():
+                table.add_row(key, str(value))
+            console.print(table)
+        if watch:
+            from codeloop.index.watch import watch_forever
+
+            console.print("watching for changes (Ctrl-C stops)…")
+            watch_forever(index, lambda paths: console.print(f"re-indexed {len(paths)} files"))
+    finally:
+        index.close()
+
+
+def search_command(
+    query: Annotated[str, typer.Argument(help="words, identifiers, or a pattern with --regex")],
+    path: Annotated[Path, typer.Option("--path", "-p", help="repository root")] = Path("."),
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=200)] = 10,
+    symbol: Annotated[bool, typer.Option("--symbol", help="find definitions named QUERY")
+                      ] = False,
+    references: Annotated[bool, typer.Option("--references", help="find uses of QUERY")
+                          ] = False,
+    regex: Annotated[bool, typer.Option("--regex", help="exact regex search (ripgrep)")
+                     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print results as JSON")] = False,
+) -> None:
+    """Search the code: ranked (default), definitions, references, or a regex."""
+    if regex:
+        matches = grep(path, query, limit=limit)
+        rows = [{"path": m.path, "line": m.line, "text": m.text} for m in matches]
+        _print(rows, ["path", "line", "text"], as_json)
+        return
+    index = _open(path)
+    try:
+        if symbol:
+            rows = [{"path": h.path, "line": h.start_line, "kind": h.kind,
+                     "name": (h.parent + "." if h.parent else "") + h.name,
+                     "signature": h.signature} for h in index.find_symbol(query, limit)]
+            _print(rows, ["path", "line", "kind", "name", "signature"], as_json)
+        elif references:
+            rows = [{"path": h.path, "line": h.line, "text": h.text.strip()}
+                    for h in index.find_references(query, limit)]
+            _print(rows, ["path", "line", "text"], as_json)
+        else:
+            rows = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line,
+                     "symbol": h.symbol, "score": round(h.score, 2)}
+                    for h in index.search(query, limit)]
+            _print(rows, ["path", "start_line", "end_line", "symbol", "score"], as_json)
+    finally:
+        index.close()
+
+
+def _print(rows: list[dict[str, object]], columns: list[str], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(rows))
+        return
+    if not rows:
+        console.print("no results")
+        return
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*(str(row[c]) for c in columns))
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("index")(index_command)
+    app.command("search")(search_command)

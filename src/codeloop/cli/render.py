@@ -1,0 +1,112 @@
+"""Rendering session events for people (rich) and machines (JSON lines)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
+
+from codeloop.events import StoredEvent
+from codeloop.llm.types import StreamDelta
+
+MAX_OUTPUT_LINES = 12
+STATUS_STYLE = {"finished": "green", "budget_exceeded": "yellow", "stuck": "yellow",
+                "stopped": "yellow", "paused": "yellow", "needs_human": "yellow",
+                "error": "red", "context_overflow": "red", "cancelled": "red"}
+
+
+def short(value: Any, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "⏎")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def diff_view(diff: str) -> Syntax:
+    return Syntax(diff, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
+
+
+class JsonRenderer:
+    """One JSON object per event on stdout."""
+
+    def on_event(self, stored: StoredEvent) -> None:
+        record = {"seq": stored.seq, "session_id": stored.session_id,
+                  **stored.event.model_dump(mode="json")}
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def on_delta(self, delta: StreamDelta) -> None:
+        return None
+
+
+class LiveRenderer:
+    """The timeline as it happens: thoughts, tool calls, short outputs, diffs, running cost."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False)
+        self.tokens = 0
+        self.cost = 0.0
+        self.streamed = False
+
+    def on_delta(self, delta: StreamDelta) -> None:
+        if delta.text:
+            self.console.print(Text(delta.text, style="dim"), end="")
+            self.streamed = True
+
+    def on_event(self, stored: StoredEvent) -> None:
+        e = stored.event
+        c = self.console
+        kind = e.type
+        data = e.model_dump()
+        if kind == "session_started":
+            c.print(Panel(f"[bold]{data['task']}[/]\nrepo: {data['repo']}\nmodel: {data['model']}",
+                          title=f"session {stored.session_id}", border_style="cyan"))
+        elif kind == "session_resumed":
+            c.print(f"[cyan]resumed[/] (interrupted calls: {len(data['interrupted_calls'])})")
+        elif kind == "model_call_finished":
+            if self.streamed:
+                c.print()
+            elif data["text"].strip():
+                c.print(Text(data["text"].strip(), style="dim"))
+            self.streamed = False
+            usage = data["usage"]
+            self.tokens += usage["input_tokens"] + usage["output_tokens"]
+            self.cost += data["cost_usd"]
+            est = "~" if usage["estimated"] else ""
+            c.print(f"[dim]step {data['step']} · {est}{self.tokens:,} tokens · "
+                    f"${self.cost:.4f} · {data['latency_ms']:.0f} ms[/]")
+            for call in data["tool_calls"]:
+                args = call["arguments"] if call["arguments"] is not None else call["raw_arguments"]
+                c.print(f"[bold cyan]→ {call['name']}[/] {short(args)}", markup=True,
+                        highlight=False)
+        elif kind == "tool_call_finished":
+            mark = "[green]✓[/]" if data["ok"] else "[red]✗[/]"
+            body = (f"ERROR: {data['error']}\n" if data["error"] else "") + data["output"]
+            lines = body.strip().splitlines()
+            shown = lines[:MAX_OUTPUT_LINES]
+            more = f"\n… {len(lines) - len(shown)} more lines" if len(lines) > len(shown) else ""
+            c.print(f"  {mark} [dim]{data['name']}[/]")
+            if shown:
+                c.print(Text("    " + "\n    ".join(shown) + more, style="grey50"))
+        elif kind == "file_edited":
+            c.print(f"[magenta]edited {data['path']}[/] [dim]({data['strategy']})[/]")
+            c.print(diff_view(data["diff"]))
+        elif kind == "system_note":
+            c.print(f"[yellow]note:[/] {data['text']}")
+        elif kind in ("budget_warning", "loop_detected"):
+            c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {short(data, 200)}")
+        elif kind == "policy_decided" and data["decision"] != "allow":
+            c.print(f"[yellow]policy {data['decision']}[/]: {data['reason']}")
+        elif kind == "model_call_failed":
+            c.print(f"[red]model call failed[/] ({data['error_kind']}): {data['message']}")
+        elif kind == "session_paused":
+            c.print(f"[yellow]paused:[/] {data['reason']}")
+        elif kind == "session_finished":
+            style = STATUS_STYLE.get(data["status"], "white")
+            text = data["summary"] or data["reason"]
+            c.print(Panel(text or "(no summary)", title=f"[{style}]{data['status']}[/]",
+                          border_style=style))

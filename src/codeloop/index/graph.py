@@ -1,0 +1,152 @@
+"""The file graph (who references or imports whom) and PageRank personalised to a focus.
+
+numpy and scipy.sparse (both already required by bm25s), not pure Python: the power iteration runs over every edge ~30 times; on sympy that
+is ~100k edges, milliseconds with vectorised bincount and about a second in a Python loop.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from array import array
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+DAMPING = 0.85
+ITERATIONS = 30
+TOLERANCE = 1e-6
+# A name defined in many files (`__init__`, `get`) says little about which one is meant.
+_COMMON_NAME_FILES = 5
+
+
+@dataclass
+class FileGraph:
+    paths: list[str]
+    index: dict[str, int]
+    src: NDArray[np.int64]
+    dst: NDArray[np.int64]
+    weight: NDArray[np.float64]
+    edge_name: NDArray[np.int64]  # -1 for import edges
+    names: dict[str, int] = field(default_factory=dict)
+    defined_in: dict[str, list[str]] = field(default_factory=dict)
+    # The same edges summed per (src, dst) pair: what the power iteration walks.
+    pair_src: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    pair_dst: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    pair_weight: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+
+def _module_candidates(module: str, importer: str) -> list[str]:
+    """Paths a Python or JS import may name; the graph keeps only the ones that exist."""
+    if module.startswith("."):
+        base = importer.rsplit("/", 1)[0] if "/" in importer else ""
+        if "/" in module or module.startswith("./") or module.startswith("../"):
+            parts = (base + "/" + module).split("/") if base else module.split("/")
+            out: list[str] = []
+            for part in parts:
+                if part == "..":
+                    if out:
+                        out.pop()
+                elif part not in ("", "."):
+                    out.append(part)
+            stem = "/".join(out)
+            return [stem + ext for ext in ("", ".js", ".ts", ".tsx", "/index.js", "/index.ts")]
+        dots = len(module) - len(module.lstrip("."))
+        pkg = base.split("/") if base else []
+        pkg = pkg[: len(pkg) - (dots - 1)] if dots > 1 else pkg
+        rest = module[dots:].replace(".", "/")
+        stem = "/".join([*pkg, rest]) if rest else "/".join(pkg)
+    else:
+        stem = module.replace(".", "/")
+    return [stem + ".py", stem + "/__init__.py"]
+
+
+def build_graph(db: sqlite3.Connection) -> FileGraph:
+    paths = [str(r[0]) for r in db.execute("SELECT path FROM files WHERE indexed=1 ORDER BY path")]
+    index = {p: i for i, p in enumerate(paths)}
+    defined_in: dict[str, list[str]] = defaultdict(list)
+    for name, path in db.execute("SELECT DISTINCT name, path FROM defs"):
+        defined_in[str(name)].append(str(path))
+    names: dict[str, int] = {}
+    # array, not list: ~300k edges on sympy cost 10 MB here instead of ~40 MB of objects.
+    src, dst, edge_name = array("q"), array("q"), array("q")
+    weight = array("d")
+    rows = db.execute("SELECT path, name, COUNT(*) FROM refs GROUP BY path, name")
+    for path, name, count in rows:
+        targets = defined_in.get(name)
+        if not targets or path not in index:
+            continue
+        w = math.sqrt(count) / len(targets)
+        if len(targets) > _COMMON_NAME_FILES or name.startswith("_"):
+            w *= 0.1
+        name_id = names.setdefault(name, len(names))
+        for target in targets:
+            if target != path and target in index:
+                src.append(index[path])
+                dst.append(index[target])
+                weight.append(w)
+                edge_name.append(name_id)
+    for path, module in db.execute("SELECT path, module FROM imports"):
+        if path not in index:
+            continue
+        for candidate in _module_candidates(str(module), str(path)):
+            if candidate in index and candidate != path:
+                src.append(index[path])
+                dst.append(index[candidate])
+                weight.append(1.0)
+                edge_name.append(-1)
+                break
+    graph = FileGraph(
+        paths, index, np.frombuffer(src, dtype=np.int64), np.frombuffer(dst, dtype=np.int64),
+        np.frombuffer(weight, dtype=np.float64), np.frombuffer(edge_name, dtype=np.int64),
+        names, dict(defined_in),
+    )
+    n = max(1, len(paths))
+    pair = graph.src * n + graph.dst
+    unique, inverse = np.unique(pair, return_inverse=True)
+    graph.pair_src, graph.pair_dst = unique // n, unique % n
+    graph.pair_weight = np.bincount(inverse, weights=graph.weight,
+                                    minlength=len(unique)).astype(np.float64)
+    return graph
+
+
+def pagerank(graph: FileGraph, personal: dict[str, float],
+             boosted_names: set[str] | None = None) -> NDArray[np.float64]:
+    """PageRank over files; the random surfer jumps to `personal` files and favours edges
+    whose referenced name is in `boosted_names`."""
+    n = len(graph.paths)
+    if n == 0:
+        return np.zeros(0)
+    p = np.zeros(n)
+    for path, share in personal.items():
+        i = graph.index.get(path)
+        if i is not None:
+            p[i] += share
+    p = p / p.sum() if p.sum() > 0 else np.full(n, 1.0 / n)
+    src, dst, w = graph.pair_src, graph.pair_dst, graph.pair_weight
+    if boosted_names:
+        ids = [graph.names[nm] for nm in boosted_names if nm in graph.names]
+        if ids:
+            # Edges naming a boosted identifier count ten times: add nine more copies.
+            hit = np.isin(graph.edge_name, ids)
+            src = np.concatenate([src, graph.src[hit]])
+            dst = np.concatenate([dst, graph.dst[hit]])
+            w = np.concatenate([w, graph.weight[hit] * 9.0])
+    out_sum = np.bincount(src, weights=w, minlength=n)
+    norm = np.divide(w, out_sum[src], out=np.zeros_like(w), where=out_sum[src] > 0)
+    dangling = out_sum == 0
+    # A sparse matrix-vector product per iteration: ~10x faster than bincount over the edges.
+    transition = sparse.csr_matrix((norm, (dst, src)), shape=(n, n))
+    rank = p.copy()
+    for _ in range(ITERATIONS):
+        spread = transition @ rank
+        new: NDArray[np.float64] = DAMPING * (spread + rank[dangling].sum() * p) + \
+            (1 - DAMPING) * p
+        done = float(np.abs(new - rank).sum()) < TOLERANCE
+        rank = new
+        if done:
+            break
+    return rank

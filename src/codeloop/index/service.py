@@ -1,0 +1,553 @@
+"""`RepoIndex`: one repository's index, kept fresh, that never serves stale content.
+
+Freshness: a sweep compares every file's (mtime, size) with the index and hashes only the
+files whose stat changed; only files whose hash changed are re-parsed. A sweep runs on
+`update()`, when git's HEAD moves (checkout, rebase), and at most every `sweep_interval`
+seconds before a query. `notify_changed` re-indexes named files at once (the loop calls it
+after an edit; the watcher calls it on file events). Independently of all that, every hit is
+checked against the file on disk (its hash) before it is returned; a stale hit re-indexes the
+file and the query is run again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from codeloop.index import store
+from codeloop.index.analyse import Analysis, analyse, chunk_terms, decode
+from codeloop.index.chunks import Chunk
+from codeloop.index.graph import FileGraph, build_graph
+from codeloop.index.lexical import LexicalIndex
+from codeloop.index.terms import path_terms, terms
+from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, skipped_by_name, walk
+
+SWEEP_INTERVAL_S = 5.0
+_MAX_RETRIES = 2
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    score: float
+    text: str  # the chunk's lines, read from disk after the hash check
+
+
+@dataclass(frozen=True)
+class SymbolHit:
+    path: str
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent: str | None
+
+
+@dataclass(frozen=True)
+class ReferenceHit:
+    path: str
+    line: int
+    name: str
+    text: str
+
+
+@dataclass
+class UpdateStats:
+    scanned: int = 0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    lexical_rebuilt: bool = False
+    seconds: float = 0.0
+
+    @property
+    def touched(self) -> int:
+        return self.added + self.changed + self.removed
+
+
+def git_head(root: Path) -> str | None:
+    """The commit (or ref text) git's HEAD points at, read from files, not a subprocess."""
+    git = root / ".git"
+    try:
+        if git.is_file():
+            target = git.read_text().strip().removeprefix("gitdir:").strip()
+            git = (root / target).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head
+        ref = head[4:].strip()
+        ref_file = git / ref
+        if not ref_file.exists() and (git / "commondir").exists():
+            ref_file = (git / (git / "commondir").read_text().strip() / ref).resolve()
+        if ref_file.exists():
+            return f"{ref}@{ref_file.read_text().strip()}"
+        return f"{ref}@{ref_file.parent.stat().st_mtime_ns}"
+    except OSError:
+        return None
+
+
+class RepoIndex:
+    """The index of one directory, stored under the cache dir (see `store.index_dir`)."""
+
+    def __init__(self, root: Path, cache: Path | None = None,
+                 sweep_interval: float = SWEEP_INTERVAL_S, background_sweeps: bool = False
+                 ) -> None:
+        self.root = root.resolve()
+        self.background_sweeps = background_sweeps
+        self._sweeper: threading.Thread | None = None
+        self.dir = store.index_dir(self.root, cache)
+        self.db = store.connect(self.dir / "index.sqlite")
+        self.sweep_interval = sweep_interval
+        self._lock = threading.RLock()
+        self._chunks = LexicalIndex()
+        self._files = LexicalIndex()
+        self._graph: FileGraph | None = None
+        self._generation = 0
+        self._memo: dict[str, object] = {}
+        # During a cold build the terms go straight to one bm25s build, not via the overlay.
+        self._bulk: tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]] | None = None
+        self._last_sweep = 0.0
+        self._head = git_head(self.root)
+        self._load_lexical()
+
+    def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.join()
+        with self._lock:
+            self.db.close()
+
+    # --- freshness ----------------------------------------------------------------------
+
+    def update(self) -> UpdateStats:
+        """Sweep the whole tree: add, re-index and drop files so the index matches the disk."""
+        started = time.perf_counter()
+        entries = list(walk(self.root))  # outside the lock: queries go on while we walk
+        with self._lock:
+            stats = UpdateStats()
+            known = {str(p): (int(s), int(m), str(h)) for p, s, m, h in
+                     self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+            seen: set[str] = set()
+            if len(self._chunks) == 0 and len(self._files) == 0:
+                self._bulk = ([], [])
+            self.db.execute("BEGIN")
+            try:
+                for entry in entries:
+                    stats.scanned += 1
+                    seen.add(entry.rel)
+                    old = known.get(entry.rel)
+                    if old is not None and old[0] == entry.size and old[1] == entry.mtime_ns:
+                        stats.unchanged += 1
+                        continue
+                    outcome = self._refresh_file(entry.rel, old[2] if old else None)
+                    if outcome == "added":
+                        stats.added += 1
+                    elif outcome == "changed":
+                        stats.changed += 1
+                    else:
+                        stats.unchanged += 1
+                for path in known.keys() - seen:
+                    self._drop(path)
+                    stats.removed += 1
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                self._bulk = None
+                raise
+            bulk, self._bulk = self._bulk, None
+            if bulk is not None and bulk[0]:
+                self._build_lexical(*bulk)
+                stats.lexical_rebuilt = True
+            elif self._chunks.needs_rebuild() or self._files.needs_rebuild():
+                self._rebuild_lexical()
+                stats.lexical_rebuilt = True
+            self._last_sweep = time.monotonic()
+            self._head = git_head(self.root)
+            stats.seconds = time.perf_counter() - started
+            return stats
+
+    def ensure_fresh(self) -> None:
+        """Sweep now if HEAD moved; sweep (in the background if so configured) when the last
+        sweep is older than `sweep_interval`. Served hits are hash-checked either way."""
+        if git_head(self.root) != self._head:
+            self.update()
+        elif time.monotonic() - self._last_sweep > self.sweep_interval:
+            if not self.background_sweeps:
+                self.update()
+            elif self._sweeper is None or not self._sweeper.is_alive():
+                self._last_sweep = time.monotonic()
+                self._sweeper = threading.Thread(target=self.update, daemon=True,
+                                                 name="codeloop-index-sweep")
+                self._sweeper.start()
+
+    def notify_changed(self, paths: Iterable[str]) -> None:
+        """Re-index these files now (relative paths; a missing file is dropped)."""
+        with self._lock:
+            self.db.execute("BEGIN")
+            try:
+                for rel in paths:
+                    row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
+                    if is_ignored(self.root, rel):
+                        if row is not None:
+                            self._drop(rel)
+                        continue
+                    self._refresh_file(rel, None if row is None else str(row[0]))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def _refresh_file(self, rel: str, old_hash: str | None) -> str:
+        """Bring one file's rows up to date; returns "added", "changed", "same" or "removed"."""
+        path = self.root / rel
+        try:
+            st = path.stat()
+            if st.st_size > MAX_FILE_BYTES or skipped_by_name(rel) or not path.is_file():
+                raise FileNotFoundError(rel)
+            data = path.read_bytes()
+        except OSError:
+            if old_hash is not None:
+                self._drop(rel)
+            return "removed"
+        digest = store.content_hash(data)
+        if digest == old_hash:
+            self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
+                            (st.st_size, st.st_mtime_ns, rel))
+            return "same"
+        if old_hash is not None:
+            self._drop(rel)
+        self._insert(rel, st.st_size, st.st_mtime_ns, digest, analyse(rel, data))
+        return "added" if old_hash is None else "changed"
+
+    def _changed(self) -> None:
+        self._generation += 1
+        self._memo.clear()
+        self._graph = None
+
+    def memo(self, name: str, factory: Callable[[], T]) -> T:
+        """A value derived from the index, cached until the next change."""
+        with self._lock:
+            if name not in self._memo:
+                self._memo[name] = factory()
+            return self._memo[name]  # type: ignore[return-value]
+
+    def _drop(self, rel: str) -> None:
+        self._changed()
+        for chunk_id in store.delete_file_rows(self.db, rel):
+            self._chunks.remove(str(chunk_id))
+        self._files.remove(rel)
+
+    def _insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
+        self._changed()
+        db = self.db
+        db.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?)",
+                   (rel, size, mtime_ns, digest, a.language, int(a.indexed), a.lines))
+        if not a.indexed:
+            return
+        for chunk, toks in zip(a.chunks, a.chunk_terms, strict=True):
+            cur = db.execute("INSERT INTO chunks(path, start_line, end_line, symbol) "
+                             "VALUES (?,?,?,?)", (rel, chunk.start_line, chunk.end_line,
+                                                  chunk.symbol))
+            if self._bulk is not None:
+                self._bulk[0].append((str(cur.lastrowid), toks))
+            else:
+                self._chunks.add(str(cur.lastrowid), toks)
+        if self._bulk is not None:
+            self._bulk[1].append((rel, a.file_terms))
+        else:
+            self._files.add(rel, a.file_terms)
+        db.executemany("INSERT INTO defs VALUES (?,?,?,?,?,?,?)", [
+            (rel, d.name, d.kind, d.start_line, d.end_line, d.signature, d.parent)
+            for d in a.symbols.definitions])
+        db.executemany("INSERT INTO refs VALUES (?,?,?,?)", [
+            (rel, r.name, r.line, r.kind) for r in a.symbols.references])
+        db.executemany("INSERT INTO imports VALUES (?,?)", [
+            (rel, m) for m in a.symbols.imports])
+
+    # --- the lexical indexes ------------------------------------------------------------
+
+    def _load_lexical(self) -> None:
+        chunks = LexicalIndex.load(self.dir / "chunks")
+        files = LexicalIndex.load(self.dir / "files")
+        if chunks is None or files is None:
+            if self.db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+                self._rebuild_lexical()
+            return
+        self._chunks, self._files = chunks, files
+        self._reconcile()
+        if self._chunks.needs_rebuild() or self._files.needs_rebuild():
+            self._rebuild_lexical()
+
+    def _reconcile(self) -> None:
+        """Mask base documents that no longer exist and overlay the ones added since the build."""
+        rows = self._chunk_rows()
+        by_path: dict[str, list[tuple[str, Chunk]]] = {}
+        for key, path, chunk in rows:
+            by_path.setdefault(path, []).append((key, chunk))
+        base_chunks = set(self._chunks.base_keys())
+        for key in base_chunks - {k for k, _, _ in rows}:
+            self._chunks.remove(key)
+        base_files = set(self._files.base_keys())
+        for path in base_files - by_path.keys():
+            self._files.remove(path)
+        fresh = {p: cs for p, cs in by_path.items()
+                 if any(k not in base_chunks for k, _ in cs) or p not in base_files}
+        for path, docs in self._tokens_from_disk(fresh):
+            for key, toks in docs:
+                self._chunks.add(key, toks) if key != path else self._files.add(key, toks)
+
+    def _chunk_rows(self) -> list[tuple[str, str, Chunk]]:
+        return [(str(i), str(p), Chunk(int(s), int(e), str(sym))) for i, p, s, e, sym in
+                self.db.execute("SELECT id, path, start_line, end_line, symbol FROM chunks "
+                                "ORDER BY path, start_line")]
+
+    def _tokens_from_disk(self, by_path: dict[str, list[tuple[str, Chunk]]]
+                          ) -> Iterable[tuple[str, list[tuple[str, list[str]]]]]:
+        """Per file: (chunk key, terms) for each chunk, then (path, file terms)."""
+        for path, chunks in by_path.items():
+            try:
+                lines = decode((self.root / path).read_bytes()).splitlines()
+            except OSError:
+                continue
+            prefix = path_terms(path)
+            docs = [(key, chunk_terms(path, lines, c, prefix)) for key, c in chunks]
+            names = [str(r[0]) for r in
+                     self.db.execute("SELECT name FROM defs WHERE path=?", (path,))]
+            file_terms = prefix * 2 + [t for n in names for t in terms(n)]
+            for _key, toks in docs:
+                file_terms.extend(toks[len(prefix):])
+            yield path, [*docs, (path, file_terms)]
+
+    def _rebuild_lexical(self) -> None:
+        by_path: dict[str, list[tuple[str, Chunk]]] = {}
+        for key, path, chunk in self._chunk_rows():
+            by_path.setdefault(path, []).append((key, chunk))
+        chunk_docs: list[tuple[str, list[str]]] = []
+        file_docs: list[tuple[str, list[str]]] = []
+        for _path, docs in self._tokens_from_disk(by_path):
+            chunk_docs.extend(docs[:-1])
+            file_docs.append(docs[-1])
+        del by_path
+        self._build_lexical(chunk_docs, file_docs)
+
+    def _build_lexical(self, chunk_docs: list[tuple[str, list[str]]],
+                       file_docs: list[tuple[str, list[str]]]) -> None:
+        self._chunks = LexicalIndex()
+        self._chunks.build(chunk_docs)
+        chunk_docs.clear()
+        self._files = LexicalIndex()
+        self._files.build(file_docs)
+        file_docs.clear()
+        self._chunks.save(self.dir / "chunks")
+        self._files.save(self.dir / "files")
+
+    # --- serving (every result is checked against the disk first) -----------------------
+
+    def _current(self, rel: str) -> tuple[bool, list[str]]:
+        """(fresh, lines): whether the indexed hash still matches the file, and its lines."""
+        row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return False, []
+        fresh = row is not None and store.content_hash(data) == row[0]
+        return fresh, decode(data).splitlines()
+
+    def _serve(self, produce: Callable[[], list[T]], path_of: Callable[[T], str],
+               finish: Callable[[T, list[str]], T | None]) -> list[T]:
+        """Run a query, re-indexing stale files and re-running until every hit is fresh."""
+        self.ensure_fresh()
+        with self._lock:
+            for attempt in range(_MAX_RETRIES + 1):
+                hits = produce()
+                out: list[T] = []
+                stale: list[str] = []
+                cache: dict[str, tuple[bool, list[str]]] = {}
+                for hit in hits:
+                    path = path_of(hit)
+                    if path not in cache:
+                        cache[path] = self._current(path)
+                    fresh, lines = cache[path]
+                    if not fresh:
+                        stale.append(path)
+                        continue
+                    done = finish(hit, lines)
+                    if done is not None:
+                        out.append(done)
+                if not stale or attempt == _MAX_RETRIES:
+                    return out
+                self.notify_changed(dict.fromkeys(stale))
+            return []
+
+    def search(self, query: str, limit: int = 10, verify: bool = True) -> list[ChunkHit]:
+        """The chunks that best match `query` (BM25 over code-aware terms). With
+        `verify=False` hits carry no text and skip the disk check: for ranking only."""
+        q = terms(query)
+
+        def produce() -> list[ChunkHit]:
+            found = self._chunks.search(q, limit)
+            if not found:
+                return []
+            scores = {int(k): s for k, s in found}
+            marks = ",".join("?" * len(scores))
+            rows = self.db.execute(f"SELECT id, path, start_line, end_line, symbol FROM chunks "
+                                   f"WHERE id IN ({marks})", list(scores)).fetchall()
+            hits = [ChunkHit(p, s, e, sym, scores[i], "") for i, p, s, e, sym in rows]
+            return sorted(hits, key=lambda h: (-h.score, h.path, h.start_line))
+
+        def finish(hit: ChunkHit, lines: list[str]) -> ChunkHit:
+            text = "\n".join(lines[hit.start_line - 1:hit.end_line])
+            return ChunkHit(hit.path, hit.start_line, hit.end_line, hit.symbol, hit.score, text)
+
+        if not verify:
+            self.ensure_fresh()
+            with self._lock:
+                return produce()
+        return self._serve(produce, lambda h: h.path, finish)
+
+    def rank_files_lexical(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
+        """Files by BM25 over their whole text (no freshness check: paths, not content)."""
+        self.ensure_fresh()
+        with self._lock:
+            return self._files.search(terms(query), limit)
+
+    def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
+        """Definitions named `name` (or `Parent.name`); exact first, then prefix matches."""
+        parent, _, short = name.rpartition(".")
+
+        def produce() -> list[SymbolHit]:
+            sql = "SELECT path, name, kind, start_line, end_line, signature, parent FROM defs "
+            if parent:
+                rows = self.db.execute(sql + "WHERE name=? AND parent=? LIMIT ?",
+                                       (short, parent, limit)).fetchall()
+            else:
+                rows = self.db.execute(sql + "WHERE name=? LIMIT ?", (short, limit)).fetchall()
+                if not rows:
+                    rows = self.db.execute(sql + "WHERE name LIKE ? ESCAPE '\\' LIMIT ?",
+                                           (_like_prefix(short), limit)).fetchall()
+            hits = [SymbolHit(*r) for r in rows]
+            return sorted(hits, key=lambda h: (h.name != short, h.path, h.start_line))
+
+        def finish(hit: SymbolHit, lines: list[str]) -> SymbolHit | None:
+            return hit if hit.start_line <= len(lines) else None
+
+        return self._serve(produce, lambda h: h.path, finish)
+
+    def find_references(self, name: str, limit: int = 100) -> list[ReferenceHit]:
+        """Places that call or name `name`, with the line's text."""
+        short = name.rpartition(".")[2]
+
+        def produce() -> list[ReferenceHit]:
+            rows = self.db.execute("SELECT path, line FROM refs WHERE name=? "
+                                   "ORDER BY path, line LIMIT ?", (short, limit)).fetchall()
+            return [ReferenceHit(str(p), int(ln), short, "") for p, ln in rows]
+
+        def finish(hit: ReferenceHit, lines: list[str]) -> ReferenceHit | None:
+            if hit.line > len(lines):
+                return None
+            return ReferenceHit(hit.path, hit.line, hit.name, lines[hit.line - 1])
+
+        return self._serve(produce, lambda h: h.path, finish)
+
+    def read_lines(self, rel: str) -> list[str] | None:
+        """A file's current lines, re-indexing it first if it changed; None if it is gone."""
+        fresh, lines = self._current(rel)
+        if not fresh:
+            self.notify_changed([rel])
+            fresh, lines = self._current(rel)
+        return lines if fresh else None
+
+    # --- structure ----------------------------------------------------------------------
+
+    def graph(self) -> FileGraph:
+        with self._lock:
+            if self._graph is None:
+                self._graph = build_graph(self.db)
+            return self._graph
+
+    def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
+        by_path = self.memo("defs_by_path", self._load_definitions)
+        return {p: by_path.get(p, []) for p in paths}
+
+    def _load_definitions(self) -> dict[str, list[SymbolHit]]:
+        out: dict[str, list[SymbolHit]] = {}
+        for row in self.db.execute("SELECT path, name, kind, start_line, end_line, signature, "
+                                   "parent FROM defs ORDER BY path, start_line"):
+            out.setdefault(row[0], []).append(SymbolHit(*row))
+        return out
+
+    def files_defining(self, names: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            for name in set(names):
+                out[name] = [str(r[0]) for r in self.db.execute(
+                    "SELECT DISTINCT path FROM defs WHERE name=?", (name,))]
+        return out
+
+    def paths(self) -> list[str]:
+        def load() -> list[str]:
+            return [str(r[0]) for r in self.db.execute(
+                "SELECT path FROM files WHERE indexed=1 ORDER BY path")]
+        return list(self.memo("paths", load))
+
+    def stats(self) -> dict[str, int]:
+        def count(sql: str) -> int:
+            row = self.db.execute(sql).fetchone()
+            return int(row[0]) if row else 0
+        return {
+            "files": count("SELECT COUNT(*) FROM files WHERE indexed=1"),
+            "skipped_files": count("SELECT COUNT(*) FROM files WHERE indexed=0"),
+            "chunks": count("SELECT COUNT(*) FROM chunks"),
+            "definitions": count("SELECT COUNT(*) FROM defs"),
+            "references": count("SELECT COUNT(*) FROM refs"),
+            "imports": count("SELECT COUNT(*) FROM imports"),
+        }
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+_OPEN: dict[tuple[Path, Path | None], RepoIndex] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_index(root: Path, cache: Path | None = None, seed: Path | None = None) -> RepoIndex:
+    """The index for `root`, opened once per process and path (and brought up to date).
+
+    `seed` is a tree `root` was copied from (a workspace's source repository): if `root` has
+    no index yet and `seed` has one, it is copied first, so only the files that differ are
+    parsed (copies keep modification times; paths in the index are relative)."""
+    key = (root.resolve(), cache if cache is not None else store.cache_root())
+    with _OPEN_LOCK:
+        index = _OPEN.get(key)
+        if index is None:
+            target = store.index_dir(root, key[1])
+            source = store.index_dir(seed, key[1]) if seed is not None else None
+            if source is not None and source.is_dir() and not target.exists():
+                shutil.copytree(source, target)
+            index = RepoIndex(root, key[1], background_sweeps=True)
+            index.update()
+            _OPEN[key] = index
+        return index
+
+
+def forget_open_indexes() -> None:
+    """Close every cached index (tests, and processes that change CODELOOP_CACHE_DIR)."""
+    with _OPEN_LOCK:
+        for index in _OPEN.values():
+            with contextlib.suppress(sqlite3.Error):
+                index.close()
+        _OPEN.clear()

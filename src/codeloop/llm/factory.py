@@ -1,0 +1,54 @@
+"""Build a `Model` from a `provider:model` spec and the settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from codeloop.config import Settings
+from codeloop.errors import ConfigError
+from codeloop.llm.pricing import find_price
+from codeloop.llm.scripted import ScriptedModel
+from codeloop.llm.types import Model
+
+NO_MODEL_HINT = (
+    "pass --model PROVIDER:MODEL (e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, or "
+    "openai:NAME with --base-url http://localhost:11434/v1 for Ollama), or set `model = ...` "
+    "in ~/.config/codeloop/config.toml or CODELOOP_MODEL; keys come from OPENAI_API_KEY / "
+    "ANTHROPIC_API_KEY. Try `codeloop demo` to see a session without a key."
+)
+
+
+def make_model(spec: str | None, settings: Settings) -> Model:
+    """`openai:M`, `anthropic:M`, `scripted:FILE`, `local:FILE.gguf`, or a bare name (OpenAI)."""
+    if not spec:
+        raise ConfigError("no model is configured", NO_MODEL_HINT)
+    provider, _, name = spec.partition(":")
+    if not name:
+        provider, name = "openai", spec
+    price = find_price(name, settings.prices)
+    if provider in ("openai", "oai", "openai-compatible"):
+        from codeloop.llm.openai_provider import OpenAIModel
+
+        key = settings.api_key or os.environ.get("OPENAI_API_KEY")
+        base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL")
+        if not key and not base_url:
+            raise ConfigError(
+                "no API key for OpenAI",
+                "set OPENAI_API_KEY, or api_key in the config; for a local server give --base-url",
+            )
+        return OpenAIModel(name, api_key=key, base_url=base_url, price=price,
+                           max_retries=settings.max_retries, timeout_s=settings.request_timeout_s)
+    if provider == "anthropic":
+        from codeloop.llm.anthropic_provider import AnthropicModel
+
+        key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key and not settings.base_url:
+            raise ConfigError("no API key for Anthropic",
+                              "set ANTHROPIC_API_KEY, or api_key in the config")
+        return AnthropicModel(name, api_key=key, base_url=settings.base_url, price=price,
+                              max_retries=settings.max_retries,
+                              timeout_s=settings.request_timeout_s)
+    if provider == "scripted":
+        return ScriptedModel.from_file(Path(name))
+    raise ConfigError(f"unknown model provider {provider!r} in {spec!r}", NO_MODEL_HINT)

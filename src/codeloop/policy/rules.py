@@ -1,0 +1,326 @@
+"""Permission rules — `run(pytest *)`, `edit(src/**)`, `read(./.env)`, a bare tool name —
+and what a tool call looks like to them (its commands or its paths)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from codeloop.errors import ConfigError
+from codeloop.policy.shell import ShellAnalysis, SimpleCommand, analyse
+
+EDIT_TOOLS = frozenset({"edit_file", "write_file", "apply_patch"})
+READ_TOOLS = frozenset({"read_file", "list_files", "grep"})
+RUN_TOOLS = frozenset({"run"})
+
+# Rule family -> the tools it covers. Claude Code's names are accepted so users' settings
+# carry over (`Bash(npm test:*)`, `Edit(src/**)`, `Read(./.env)`).
+_FAMILIES: dict[str, tuple[str, frozenset[str]]] = {
+    "run": ("run", RUN_TOOLS),
+    "bash": ("run", RUN_TOOLS),
+    "edit": ("edit", EDIT_TOOLS),
+    "write": ("edit", EDIT_TOOLS),
+    "multiedit": ("edit", EDIT_TOOLS),
+    "notebookedit": ("edit", EDIT_TOOLS),
+    "read": ("read", READ_TOOLS),
+    "glob": ("read", READ_TOOLS),
+    "ls": ("read", READ_TOOLS),
+    "grep": ("grep", frozenset({"grep"})),
+}
+_PATH_KEYS = ("path", "file_path", "file", "filename", "paths", "files", "directory", "dir")
+_PATCH_KEYS = ("patch", "diff", "input", "content", "text")
+_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.S)
+_PATCH_HEADER = re.compile(
+    r"^(?:\*\*\* (?:Update|Add|Delete) File: (?P<env>.+?)"
+    r"|\*\*\* Move to: (?P<move>.+?)"
+    r"|(?:\+\+\+|---) (?P<uni>[^\t\n]+?)(?:\t.*)?"
+    r"|diff --git (?P<ga>\S+) (?P<gb>\S+)"
+    r"|rename (?:from|to) (?P<ren>.+?))\s*$",
+    re.M,
+)
+
+
+class PolicyConfigError(ConfigError):
+    """A permission rule, hook or approval mode in the configuration is malformed."""
+
+
+@dataclass(frozen=True)
+class PathRef:
+    """One path a call touches, as absolute normalised spellings (lexical, then resolved)."""
+
+    spellings: tuple[str, ...]
+    is_dir: bool = False
+
+
+@dataclass
+class CallTarget:
+    """What rules see of a tool call: its commands (run) or its paths (file tools)."""
+
+    name: str
+    shell: ShellAnalysis | None = None
+    paths: list[PathRef] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    roots: tuple[str, ...] = ()  # the repository root, lexically and with symlinks resolved
+
+    @property
+    def command_text(self) -> str:
+        return self.shell.source.strip() if self.shell else ""
+
+
+def _unescape(piece: str) -> str:
+    return piece.replace("\\*", "*").replace("\\\\", "\\")
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """`src/**/*.{py,pyi}` -> two patterns (pathspec has no brace alternation)."""
+    m = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    out: list[str] = []
+    for choice in m.group(1).split(","):
+        out.extend(_expand_braces(pattern[: m.start()] + choice + pattern[m.end():]))
+    return out
+
+
+@dataclass(frozen=True)
+class _PathPattern:
+    anchor: str  # "" = the repository root; otherwise an absolute directory
+    spec: pathspec.GitIgnoreSpec
+
+    @classmethod
+    def parse(cls, text: str) -> _PathPattern:
+        anchor = ""
+        lines = []
+        for pat in _expand_braces(text.strip()):
+            if pat.startswith("//"):
+                anchor, pat = "/", "/" + pat[2:].lstrip("/")
+            elif pat.startswith("~/"):
+                anchor, pat = os.path.expanduser("~"), "/" + pat[2:]
+            elif pat.startswith("./"):
+                pat = "/" + pat[2:]
+            lines.append(pat)
+        return cls(anchor, pathspec.GitIgnoreSpec.from_lines(lines))
+
+    def matches(self, ref: PathRef, roots: tuple[str, ...], every: bool) -> bool:
+        hits = [any(self._one(s, ref.is_dir, r) for r in roots) for s in ref.spellings]
+        return all(hits) if every else any(hits)
+
+    def _one(self, spelling: str, is_dir: bool, root: str) -> bool:
+        base = (self.anchor or root).rstrip("/")
+        if not spelling.startswith(base + "/"):
+            return False
+        rel = spelling[len(base) + 1:]
+        return bool(rel) and bool(self.spec.match_file(rel + "/" if is_dir else rel))
+
+
+@dataclass(frozen=True)
+class _CommandPattern:
+    regex: re.Pattern[str]
+    literal: str | None  # the pattern itself when it has no wildcard
+
+    @classmethod
+    def parse(cls, text: str) -> _CommandPattern:
+        text = " ".join(text.split())
+        if text.endswith(":*"):  # Claude Code's prefix form: `npm test:*`
+            base = _unescape(text[:-2].rstrip())
+            return cls(re.compile(re.escape(base) + r"(?: .*)?", re.S), None)
+        pieces = [_unescape(p) for p in re.split(r"(?<!\\)\*", text)]
+        if len(pieces) == 1:
+            return cls(re.compile(re.escape(pieces[0]), re.S), pieces[0])
+        if pieces[-1] == "" and pieces[-2].endswith(" "):  # `pytest *` also matches `pytest`
+            head = ".*".join(map(re.escape, [*pieces[:-2], pieces[-2][:-1]]))
+            return cls(re.compile(head + "(?: .*)?", re.S), None)
+        return cls(re.compile(".*".join(map(re.escape, pieces)), re.S), None)
+
+    def matches(self, cmd: SimpleCommand, for_allow: bool) -> bool:
+        texts = [cmd.text, " ".join(cmd.full)]
+        if not for_allow:  # deny/ask also see through paths: /usr/bin/curl is curl
+            texts += [" ".join((cmd.name, *cmd.argv[1:])), " ".join((cmd.full[0].rsplit("/", 1)[-1], *cmd.full[1:]))]
+        return any(self.regex.fullmatch(t) for t in texts)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule. `family` is run/edit/read/grep, or None for an exact tool name."""
+
+    text: str
+    tool: str
+    family: str | None
+    tools: frozenset[str]
+    command: _CommandPattern | None = None
+    path: _PathPattern | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        if not isinstance(text, str):
+            raise PolicyConfigError(f"permission rule {text!r} is not a string",
+                                    "write rules like 'run(pytest *)' or 'edit(src/**)'")
+        m = _RULE.match(text)
+        if not m:
+            raise PolicyConfigError(
+                f"cannot parse permission rule {text!r}",
+                "write TOOL or TOOL(pattern), e.g. 'run(npm test)', 'edit(src/**)', 'read(./.env)'",
+            )
+        tool, spec = m.group(1), m.group(2)
+        fam = _FAMILIES.get(tool.lower())
+        family, tools = (fam[0], fam[1]) if fam else (None, frozenset({tool}))
+        if spec is None:
+            return cls(text.strip(), tool, family, tools)
+        if not spec.strip():
+            raise PolicyConfigError(f"permission rule {text!r} has an empty pattern",
+                                    f"write '{tool}' alone to match every call")
+        if family is None:
+            raise PolicyConfigError(
+                f"permission rule {text!r}: tool {tool!r} takes no pattern",
+                "patterns work with run(...), edit(...)/write(...), read(...) and grep(...); "
+                f"write '{tool}' alone to match every call of that tool",
+            )
+        if family == "run":
+            return cls(text.strip(), tool, family, tools, command=_CommandPattern.parse(spec))
+        return cls(text.strip(), tool, family, tools, path=_PathPattern.parse(spec))
+
+    def covers(self, name: str) -> bool:
+        return name in self.tools
+
+    def match_command(self, cmd: SimpleCommand, for_allow: bool) -> bool:
+        return self.command is None or self.command.matches(cmd, for_allow)
+
+    def match_path(self, ref: PathRef, roots: tuple[str, ...], for_allow: bool) -> bool:
+        return self.path is None or self.path.matches(ref, roots, every=for_allow)
+
+    @property
+    def bare(self) -> bool:
+        return self.command is None and self.path is None
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The three rule lists. Deny and ask match when any part of a call matches; allow
+    needs every part (each command of a compound line, each path of a patch) matched."""
+
+    allow: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+
+    @classmethod
+    def parse(cls, allow: list[str], ask: list[str], deny: list[str]) -> RuleSet:
+        return cls(tuple(map(Rule.parse, allow)), tuple(map(Rule.parse, ask)),
+                   tuple(map(Rule.parse, deny)))
+
+    def first_deny(self, target: CallTarget) -> Rule | None:
+        return _first_any(self.deny, target)
+
+    def first_ask(self, target: CallTarget) -> Rule | None:
+        return _first_any(self.ask, target)
+
+    def allowed_by(self, target: CallTarget) -> list[Rule] | None:
+        """The allow rules that together cover every part of the call, or None."""
+        rules = [r for r in self.allow if r.covers(target.name)]
+        for rule in rules:
+            if rule.bare:
+                return [rule]
+        if target.shell is not None:
+            whole = [r for r in rules if r.command and r.command.literal is not None
+                     and " ".join(target.command_text.split()) == r.command.literal]
+            if whole:  # an exact, remembered compound command line
+                return whole[:1]
+            parts: list[Rule] = []
+            for cmd in target.shell.commands:
+                hit = next((r for r in rules if r.command and r.match_command(cmd, True)), None)
+                if hit is None:
+                    return None
+                parts.append(hit)
+            return parts or None
+        used: list[Rule] = []
+        for ref in target.paths:
+            hit = next((r for r in rules if r.path and r.match_path(ref, target.roots, True)), None)
+            if hit is None:
+                return None
+            used.append(hit)
+        return used or None
+
+
+def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
+    for rule in rules:
+        if not rule.covers(target.name):
+            continue
+        if rule.bare:
+            return rule
+        if rule.command and target.shell:
+            if any(rule.match_command(c, False) for c in target.shell.commands):
+                return rule
+        elif rule.path and any(rule.match_path(ref, target.roots, False) for ref in target.paths):
+            return rule
+    return None
+
+
+def patch_paths(patch: str) -> list[str]:
+    """File paths named in a unified diff or an `*** Update File:` patch envelope."""
+    out: list[str] = []
+    for m in _PATCH_HEADER.finditer(patch):
+        for key, value in m.groupdict().items():
+            if not value:
+                continue
+            value = value.strip()
+            if key in ("uni", "ga", "gb") and value[:2] in ("a/", "b/"):
+                value = value[2:]
+            if value != "/dev/null" and value not in out:
+                out.append(value)
+    return out
+
+
+def path_ref(raw: str, cwd: Path) -> PathRef:
+    """Both spellings of `raw` under `cwd`: lexically normalised, and with symlinks resolved."""
+    lexical = os.path.normpath(os.path.join(str(cwd), raw))
+    spellings = [lexical]
+    real = os.path.realpath(lexical)
+    if real != lexical:
+        spellings.append(real)
+    return PathRef(tuple(spellings), os.path.isdir(lexical))
+
+
+def describe_call(name: str, args: dict[str, Any], cwd: Path) -> CallTarget:
+    """Turn a call into what rules match on; problems are reasons to ask."""
+    lexical = os.path.normpath(os.path.abspath(cwd))
+    roots = tuple(dict.fromkeys((lexical, os.path.realpath(lexical))))
+    target = CallTarget(name=name, roots=roots)
+    if name in RUN_TOOLS:
+        command = args.get("command")
+        if isinstance(command, list) and all(isinstance(a, str) for a in command):
+            command = " ".join(_quote(a) for a in command)
+        if not isinstance(command, str):
+            target.problems.append("the run call has no command string")
+            return target
+        target.shell = analyse(command)
+        target.problems.extend(target.shell.problems)
+        return target
+    if name not in EDIT_TOOLS | READ_TOOLS:
+        return target
+    raw_paths: list[str] = []
+    for key in _PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            raw_paths.append(value)
+        elif isinstance(value, list):
+            raw_paths.extend(v for v in value if isinstance(v, str))
+    if name == "apply_patch":
+        for key in _PATCH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str):
+                raw_paths.extend(patch_paths(value))
+    if not raw_paths:
+        if name in READ_TOOLS:
+            raw_paths = ["."]
+        else:
+            target.problems.append(f"cannot tell which files {name} changes")
+    target.paths = [path_ref(p, Path(lexical)) for p in raw_paths]
+    return target
+
+
+def _quote(arg: str) -> str:
+    return arg if re.fullmatch(r"[A-Za-z0-9_./:=@%+,-]+", arg) else "'" + arg.replace("'", "'\\''") + "'"

@@ -1,0 +1,188 @@
+"""The default backend: every command in its own bubblewrap sandbox over the workspace.
+
+The workspace directory may hold hard links to the user's files, so a command never writes
+into it: it sees an overlay whose fresh upper layer is merged back (`workspace.absorb`)
+after the command ends.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from codeloop.sandbox.base import CommandResult, Limits
+from codeloop.sandbox.bwrap_info import SandboxTracker
+from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.environment import command_env, launcher_env
+from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
+from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
+from codeloop.sandbox.process import run_process
+from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
+from codeloop.sandbox.upper import remove_tree, sanitize_upper
+
+_RUNS_DIR = "sandbox-runs"
+
+
+def _rlimits(limits: Limits) -> Callable[[], None]:
+    """A pre-exec hook that sets the command's resource limits (inherited through bwrap)."""
+    mb = 1 << 20
+    values = [
+        (resource.RLIMIT_AS, limits.memory_mb * mb),
+        (resource.RLIMIT_FSIZE, limits.max_file_mb * mb),
+        (resource.RLIMIT_NPROC, limits.max_processes),
+        (resource.RLIMIT_NOFILE, limits.max_open_files),
+        (resource.RLIMIT_CPU, limits.cpu_s),
+        (resource.RLIMIT_CORE, 0),
+    ]
+
+    def apply() -> None:
+        for which, value in values:
+            resource.setrlimit(which, (value, value))
+
+    return apply
+
+
+class BwrapSandbox:
+    """Run each command under bwrap: no network, a minimal read-only system, the workspace."""
+
+    name = "bwrap"
+
+    def __init__(
+        self,
+        workspace: Any = None,
+        *,
+        tmp_size_mb: int = 256,
+        shm_size_mb: int = 64,
+        sandbox_uid: int = DEFAULT_SANDBOX_UID,
+        extra_ro_binds: Sequence[Path] = (),
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        self.caps = capabilities or probe()
+        if not self.caps.isolation_available or self.caps.bwrap_path is None:
+            raise SandboxUnavailable(
+                "bwrap cannot isolate commands on this machine",
+                "run `codeloop doctor` to see which probe failed, or pass --no-sandbox",
+            )
+        self._bwrap = self.caps.bwrap_path
+        self.workspace = workspace
+        self.tmp_size_mb = tmp_size_mb
+        self.shm_size_mb = shm_size_mb
+        self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
+        self._extra = tuple(Path(p) for p in extra_ro_binds)
+
+    def _scratch(self, stack: ExitStack, runs: Path | None) -> tuple[Path, Path]:
+        """Fresh upper/work dirs for one command, removed when `stack` closes."""
+        layer = getattr(self.workspace, "layer", None)
+        if layer is not None:
+            upper, work = stack.enter_context(layer())
+            return Path(upper), Path(work)
+        if runs is not None:
+            runs.mkdir(exist_ok=True)
+        run_dir = Path(tempfile.mkdtemp(prefix="codeloop-run-", dir=runs))
+        # Removing overlay scratch costs milliseconds the caller need not wait for.
+        stack.callback(threading.Thread(target=remove_tree, args=(run_dir,)).start)
+        upper, work = run_dir / "upper", run_dir / "work"
+        upper.mkdir()
+        work.mkdir()
+        return upper, work
+
+    def _mount(self, cwd: Path, stack: ExitStack) -> tuple[WorkspaceMount, list[str]]:
+        if self.workspace is None:
+            # No workspace: the directory is visible, and writes are thrown away.
+            source = cwd
+            runs: Path | None = None
+        else:
+            source = Path(os.path.realpath(self.workspace.path))
+            # Beside the merged view, on its filesystem, so absorbing is a rename.
+            runs = source.parent / _RUNS_DIR
+            if cwd != source and source not in cwd.parents:
+                raise SandboxMisuse(
+                    f"cwd {cwd} is outside the workspace {source}",
+                    "run commands from the workspace directory or below it",
+                )
+        if self.caps.overlay.ok:
+            upper, work = self._scratch(stack, runs)
+            return WorkspaceMount(source, source, upper, work), []
+        if self.workspace is not None and getattr(self.workspace, "kind", "") == "copy":
+            note = "overlay unavailable: the private copy is bind-mounted writable"
+            return WorkspaceMount(source, source, bind_writable=True), [note]
+        if self.workspace is None:
+            note = "overlay unavailable: the directory is mounted read-only"
+            return WorkspaceMount(source, source), [note]
+        raise SandboxUnavailable(
+            "overlay mounts are unavailable and the workspace is not a private copy",
+            "use a copy workspace, or a machine where `codeloop doctor` shows overlay ok",
+        )
+
+    def run(
+        self,
+        command: str,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        limits: Limits | None = None,
+    ) -> CommandResult:
+        lim = limits or Limits()
+        cwd = Path(os.path.realpath(cwd))
+        with ExitStack() as stack:
+            mount, notes = self._mount(cwd, stack)
+            fd = program_fd(seccomp_program())
+            stack.callback(os.close, fd)
+            tracker = stack.enter_context(SandboxTracker())
+            profile = Profile(
+                mount=mount,
+                cwd=cwd,
+                env=command_env(env, home="/tmp"),
+                seccomp_fd=fd,
+                info_fd=tracker.write_fd,
+                tmp_size_mb=self.tmp_size_mb,
+                shm_size_mb=self.shm_size_mb,
+                drop_to=self._drop,
+                extra_ro_binds=self._extra,
+            )
+            outcome = run_process(
+                bwrap_argv(self._bwrap, profile, command),
+                cwd=Path("/"),
+                env=launcher_env(),
+                timeout_s=lim.timeout_s,
+                max_output_bytes=lim.max_output_bytes,
+                pass_fds=(fd, tracker.write_fd),
+                preexec_fn=_rlimits(lim),
+                started=tracker.started,
+                finished=tracker.finished,
+            )
+            notes += self._merge(mount.upper)
+        return CommandResult(
+            exit_code=outcome.exit_code,
+            output=outcome.output,
+            duration_ms=outcome.duration_ms,
+            timed_out=outcome.timed_out,
+            killed_reason=outcome.killed_reason,
+            truncated=outcome.truncated,
+            output_bytes=outcome.output_bytes,
+            backend=self.name,
+            notes=notes,
+        )
+
+    def _merge(self, upper: Path | None) -> list[str]:
+        """Fold the command's upper layer into the workspace (sanitized first)."""
+        if upper is None or self.workspace is None:
+            return []
+        absorb = getattr(self.workspace, "absorb", None)
+        if absorb is None:
+            return (
+                ["the workspace cannot absorb command writes; they were dropped"]
+                if any(upper.iterdir())
+                else []
+            )
+        notes = sanitize_upper(upper)
+        absorb(upper)
+        dropped = getattr(self.workspace, "last_dropped", None)
+        if dropped:
+            notes.append("the workspace refused: " + ", ".join(map(str, dropped)))
+        return notes

@@ -1,0 +1,146 @@
+"""The bwrap argument list: namespaces, the read-only system view, tmpfs and the workspace.
+
+Order matters (pitfall 5): the sized tmpfs mounts come before the workspace so a workspace
+that lives under /tmp stays visible.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Top-level system directories: on merged-/usr systems they are symlinks into /usr.
+_SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Only what programs need to run; never shadow, sudoers, ssh keys or credential helpers.
+_ETC_FILES = (
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/os-release",
+    "/etc/mime.types",
+    "/etc/protocols",
+    "/etc/services",
+)
+SETPRIV = "/usr/bin/setpriv"
+
+
+@dataclass(frozen=True)
+class WorkspaceMount:
+    """How the workspace appears inside: an overlay over `source`, or a plain bind."""
+
+    source: Path
+    dest: Path
+    upper: Path | None = None
+    work: Path | None = None
+    bind_writable: bool = False
+
+
+@dataclass(frozen=True)
+class Profile:
+    mount: WorkspaceMount
+    cwd: Path
+    env: dict[str, str]
+    seccomp_fd: int
+    tmp_size_mb: int
+    shm_size_mb: int
+    drop_to: tuple[int, int] | None = None
+    extra_ro_binds: Sequence[Path] = field(default_factory=tuple)
+    info_fd: int | None = None
+
+
+def _system_view() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in _SYSTEM_DIRS:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for path in _ETC_FILES:
+        args += ["--ro-bind-try", path, path]
+    return args
+
+
+def _namespaces(drop: bool) -> list[str]:
+    if drop:
+        # Started as root: a user namespace would map the command back to host uid 0, so
+        # bwrap stays privileged and the command drops to a dedicated uid with setpriv.
+        return [
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
+    return ["--unshare-all", "--unshare-user", "--disable-userns"]
+
+
+def _workspace(mount: WorkspaceMount) -> list[str]:
+    src, dest = str(mount.source), str(mount.dest)
+    if mount.upper is not None and mount.work is not None:
+        args = ["--overlay-src", src, "--overlay", str(mount.upper), str(mount.work), dest]
+    elif mount.bind_writable:
+        args = ["--bind", src, dest]
+    else:
+        args = ["--ro-bind", src, dest]
+    git = mount.source / ".git"
+    if git.exists() and not git.is_symlink():
+        args += ["--ro-bind", str(git), str(mount.dest / ".git")]
+    return args
+
+
+def _drop_prefix(uid: int, gid: int) -> list[str]:
+    # DAC_OVERRIDE alone lets the command edit workspace files owned by root (the usual
+    # owner when codeloop runs as root) without being uid 0; it cannot chmod/chown
+    # others' files, so it cannot mint setuid files.
+    return [
+        SETPRIV,
+        f"--reuid={uid}",
+        f"--regid={gid}",
+        "--clear-groups",
+        "--inh-caps=-all,+dac_override",
+        "--ambient-caps=+dac_override",
+        "--bounding-set=-all,+dac_override",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
+    """The full argv that runs `sh -c command` under `profile`."""
+    drop = profile.drop_to is not None
+    args = [bwrap, *_namespaces(drop), "--new-session", "--die-with-parent"]
+    args += ["--hostname", "codeloop"]
+    args += _system_view()
+    for extra in profile.extra_ro_binds:
+        args += ["--ro-bind", str(extra), str(extra)]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "1777", "--size", str(profile.shm_size_mb << 20), "--tmpfs", "/dev/shm"]
+    args += ["--perms", "1777", "--size", str(profile.tmp_size_mb << 20), "--tmpfs", "/tmp"]
+    args += ["--remount-ro", "/dev"]
+    args += _workspace(profile.mount)
+    # Whatever bwrap created on its own root tmpfs (mount points) is frozen: the root is
+    # RAM that no size limit covers.
+    args += ["--remount-ro", "/"]
+    args += ["--chdir", str(profile.cwd), "--clearenv"]
+    for key, value in sorted(profile.env.items()):
+        args += ["--setenv", key, value]
+    args += ["--seccomp", str(profile.seccomp_fd)]
+    if profile.info_fd is not None:
+        args += ["--info-fd", str(profile.info_fd)]
+    if drop:
+        args += ["--cap-add", "CAP_SETUID,CAP_SETGID,CAP_SETPCAP,CAP_DAC_OVERRIDE", "--"]
+        assert profile.drop_to is not None
+        args += _drop_prefix(*profile.drop_to)
+    else:
+        args += ["--"]
+    return [*args, "/bin/sh", "-c", command]

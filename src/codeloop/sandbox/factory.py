@@ -1,0 +1,33 @@
+"""Choosing the backend for a session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeloop.sandbox.base import Sandbox
+from codeloop.sandbox.bwrap_backend import BwrapSandbox
+from codeloop.sandbox.errors import SandboxUnavailable
+from codeloop.sandbox.probe import probe
+from codeloop.sandbox.subprocess_backend import SubprocessSandbox
+
+
+def make_sandbox(no_sandbox: bool, workspace: Any) -> Sandbox:
+    """bwrap when the probes pass; plain subprocesses only when the user said `--no-sandbox`."""
+    if no_sandbox:
+        return SubprocessSandbox()
+    caps = probe()
+    if not caps.isolation_available:
+        failed = [
+            f"{name}: {p.detail}"
+            for name, p in (
+                ("bwrap", caps.bwrap),
+                ("seccomp", caps.seccomp),
+                ("uid drop", caps.uid_drop),
+            )
+            if not p.ok
+        ]
+        raise SandboxUnavailable(
+            "commands cannot be isolated on this machine (" + "; ".join(failed) + ")",
+            "see `codeloop doctor`; `--no-sandbox` runs commands unisolated and asks before each",
+        )
+    return BwrapSandbox(workspace, capabilities=caps)

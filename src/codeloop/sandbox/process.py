@@ -1,0 +1,138 @@
+"""Run one process with merged output read as a stream, a deadline, and a whole-tree kill."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeloop.sandbox.capture import HeadTail
+
+_CHUNK = 1 << 16
+# After the main process exits, a straggler may still hold the pipe open; wait this long.
+_DRAIN_S = 0.5
+
+
+@dataclass
+class ProcessOutcome:
+    exit_code: int | None
+    output: str
+    truncated: bool
+    output_bytes: int
+    duration_ms: float
+    timed_out: bool
+
+    @property
+    def killed_reason(self) -> str | None:
+        if self.timed_out:
+            return "timeout"
+        if self.exit_code is not None and self.exit_code < 0:
+            try:
+                return f"signal {signal.Signals(-self.exit_code).name}"
+            except ValueError:
+                return f"signal {-self.exit_code}"
+        return None
+
+
+def _has_exited(pid: int) -> bool:
+    """True once `pid` has exited, without reaping it (so its pgid cannot be reused yet)."""
+    info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return info is not None
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    max_output_bytes: int,
+    pass_fds: Sequence[int] = (),
+    preexec_fn: Callable[[], None] | None = None,
+    user: int | None = None,
+    group: int | None = None,
+    started: Callable[[], None] | None = None,
+    finished: Callable[[], None] | None = None,
+) -> ProcessOutcome:
+    """Start `argv` in a new session, stream its output, and kill its process group at the end.
+
+    `started` runs right after the spawn, `finished` after the kill (backends hook their
+    bookkeeping there).
+    """
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
+        preexec_fn=preexec_fn,
+        user=user,
+        group=group,
+        extra_groups=[] if group is not None else None,
+    )
+    assert proc.stdout is not None
+    if started is not None:
+        started()
+    capture = HeadTail(max_output_bytes)
+    timed_out = False
+    deadline = t0 + timeout_s
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        eof = False
+        exited_at: float | None = None
+        while not eof:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if exited_at is None and _has_exited(proc.pid):
+                exited_at = now
+                # Stragglers of the group would keep the pipe open forever.
+                _kill_group(proc.pid)
+            if exited_at is not None and now - exited_at > _DRAIN_S:
+                break
+            wait = min(deadline - now, 0.05 if exited_at is None else _DRAIN_S)
+            for _key, _ev in sel.select(wait):
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    eof = True
+                    break
+                capture.feed(chunk)
+    _kill_group(proc.pid)
+    if finished is not None:
+        finished()
+    proc.stdout.close()
+    try:
+        code = proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    text, truncated = capture.render()
+    return ProcessOutcome(
+        exit_code=None if timed_out else code,
+        output=text,
+        truncated=truncated,
+        output_bytes=capture.total,
+        duration_ms=(time.monotonic() - t0) * 1000,
+        timed_out=timed_out,
+    )

@@ -1,0 +1,77 @@
+"""Bearer tokens: an admin token made on first start, more tokens mapped to users in a file."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+
+from codeloop.errors import CodeloopError
+
+ADMIN_USER = "admin"
+
+
+class TokenFileError(CodeloopError):
+    """The token file cannot be read or written."""
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, created 0600 from the start (no window)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+class TokenStore:
+    """`<data_dir>/server-token` holds the admin token; `<data_dir>/tokens.json` maps others."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.admin_path = data_dir / "server-token"
+        self.users_path = data_dir / "tokens.json"
+        if not self.admin_path.exists():
+            _write_private(self.admin_path, secrets.token_urlsafe(32) + "\n")
+
+    @property
+    def admin_token(self) -> str:
+        return self.admin_path.read_text().strip()
+
+    def _users(self) -> dict[str, str]:
+        if not self.users_path.exists():
+            return {}
+        try:
+            data = json.loads(self.users_path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise TokenFileError(f"cannot read {self.users_path}: {exc}",
+                                 "fix or delete the file; it maps token -> user name") from exc
+        if not isinstance(data, dict):
+            raise TokenFileError(f"{self.users_path} must hold a JSON object token -> user")
+        return {str(k): str(v) for k, v in data.items()}
+
+    def create(self, user: str) -> str:
+        """A new token for `user` (a user may hold several)."""
+        if not user or user == ADMIN_USER:
+            raise TokenFileError(f"cannot make a token for {user!r}",
+                                 f"pick a user name other than {ADMIN_USER!r}")
+        token = secrets.token_urlsafe(32)
+        users = self._users()
+        users[token] = user
+        _write_private(self.users_path, json.dumps(users, indent=2) + "\n")
+        return token
+
+    def user_for(self, token: str) -> str | None:
+        """The user a token belongs to; comparisons are constant-time."""
+        if not token:
+            return None
+        found = None
+        if hmac.compare_digest(token.encode(), self.admin_token.encode()):
+            found = ADMIN_USER
+        for known, user in self._users().items():
+            if hmac.compare_digest(token.encode(), known.encode()):
+                found = user
+        return found

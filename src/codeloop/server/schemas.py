@@ -1,0 +1,114 @@
+"""The API's request and response bodies: the contract other clients read from /openapi.json."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class BudgetsIn(BaseModel):
+    """Limits for one session; unset fields keep the server's configured values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    wall_clock_s: float | None = Field(default=None, gt=0)
+    command_timeout_s: float | None = Field(default=None, gt=0)
+
+
+class CreateSession(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(min_length=1, description="What to do, in plain words.")
+    repo: str = Field(min_length=1, description="Path of the repository on the server's disk.")
+    model: str | None = Field(default=None, description="PROVIDER:MODEL, or scripted:FILE.")
+    budgets: BudgetsIn = Field(default_factory=BudgetsIn)
+    approval_mode: Literal["ask", "auto-edit", "full-auto"] | None = None
+
+
+class SessionOut(BaseModel):
+    """A session as the listing shows it."""
+
+    id: str
+    created: float
+    updated: float
+    task: str
+    repo: str
+    model: str
+    status: str = Field(description="running, paused, waiting_approval, finished, stopped, ...")
+    queued: bool = Field(description="Waiting for a free worker slot.")
+    active: bool = Field(description="Queued or running in this server's worker pool.")
+    steps: int
+    cost_usd: float
+    last_seq: int
+
+
+class BudgetUse(BaseModel):
+    steps: int
+    max_steps: int
+    tokens: int
+    max_tokens: int
+    cost_usd: float
+    max_cost_usd: float
+
+
+class PendingApproval(BaseModel):
+    call_id: str
+    name: str
+    summary: str
+    digest: str
+    arguments: dict[str, Any] | None = None
+    remember_rule: str = Field(description="The rule that approve-and-remember would add.")
+
+
+class SessionDetail(SessionOut):
+    """The listing plus what the fold of the log says."""
+
+    summary: str
+    finish_reason: str
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+    edits: int
+    budgets: BudgetUse
+    pending_approvals: list[PendingApproval]
+    remembered_rules: list[str]
+
+
+class EventOut(BaseModel):
+    """One event of the log with its place in it; `event` holds the typed fields."""
+
+    seq: int
+    type: str
+    ts: float
+    event: dict[str, Any]
+
+
+class ApprovalIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(default="", description="Shown to the model (a denial's reason).")
+
+
+class RejectIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    feedback: str = Field(min_length=1, description="A new instruction for the agent.")
+
+
+class DiffOut(BaseModel):
+    files: list[str]
+    diff: str = Field(description="A git-style unified diff against the user's tree.")
+
+
+class ApplyOut(BaseModel):
+    applied: list[str]
+    conflicts: list[str]
+    refused: dict[str, str]
+
+
+class Message(BaseModel):
+    detail: str

@@ -1,0 +1,276 @@
+"""What the API does to sessions: create, run in the pool, steer, approve, review.
+
+Only one writer appends to a session at a time: its runner while it is queued or running,
+the API otherwise (every API append below checks the session is not active first).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codeloop.config import Settings, load_settings
+from codeloop.errors import CodeloopError, SessionNotFound
+from codeloop.events import (
+    ApprovalGiven,
+    ReviewDecided,
+    SessionFinished,
+    SessionPaused,
+    StoredEvent,
+    UserMessage,
+)
+from codeloop.llm.factory import make_model
+from codeloop.llm.types import Model
+from codeloop.policy import remember_rule
+from codeloop.server.notify import NotifyingStore
+from codeloop.server.pool import WorkerPool
+from codeloop.session.runner import Control
+from codeloop.session.setup import (
+    RuntimeParts,
+    build_runner,
+    make_policy,
+    open_workspace_and_sandbox,
+    session_dir,
+    start_session,
+)
+from codeloop.session.state import SessionState, fold
+from codeloop.session.store import SessionRow
+from codeloop.workspace.base import ApplyResult, Workspace
+
+log = logging.getLogger(__name__)
+
+ModelFactory = Callable[[str, Settings], Model]
+
+# The reason recorded when a server stops: such a pause is resumed when a server starts.
+SERVER_SHUTDOWN = "server shut down"
+_OVER_OR_PAUSED = {"paused", "waiting_approval"}
+
+
+class Conflict(CodeloopError):
+    """The session is not in a state where this action makes sense (HTTP 409)."""
+
+
+@dataclass
+class SessionView:
+    row: SessionRow
+    state: SessionState
+
+
+def remembered_rules(state: SessionState) -> list[str]:
+    return [a.remember_rule for a in state.approvals.values() if a.remember_rule]
+
+
+def session_settings(state: SessionState) -> Settings:
+    """The recorded settings plus every rule a person chose to remember in this session."""
+    assert state.started is not None
+    settings = Settings.model_validate(state.started.config)
+    rules = remembered_rules(state)
+    if rules:
+        permissions = {k: list(v) for k, v in settings.permissions.items()}
+        permissions["allow"] = [*permissions.get("allow", []), *rules]
+        settings = settings.model_copy(update={"permissions": permissions})
+    return settings
+
+
+class SessionService:
+    def __init__(self, data_dir: Path, store: NotifyingStore,
+                 model_factory: ModelFactory | None = None, per_user: int = 2,
+                 max_workers: int = 16, defaults: Settings | None = None) -> None:
+        self.data_dir = data_dir
+        self.store = store
+        self.model_factory: ModelFactory = model_factory or make_model
+        self.defaults = defaults
+        self.pool = WorkerPool(self._run_session, per_user=per_user, max_workers=max_workers)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def owned(self, session_id: str, user: str) -> SessionRow:
+        """The session if `user` owns it; others' sessions do not exist (404)."""
+        row = self.store.get(session_id)
+        if row.owner != user:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return row
+
+    def view(self, session_id: str, user: str) -> SessionView:
+        row = self.owned(session_id, user)
+        return SessionView(row, fold(self.store.read(row.id)))
+
+    def events(self, session_id: str, after: int) -> list[StoredEvent]:
+        return self.store.read(session_id, after)
+
+    # -- creating and running -------------------------------------------------------------
+
+    def create(self, user: str, task: str, repo: Path, model: str | None,
+               budgets: dict[str, Any], approval_mode: str | None) -> str:
+        """Record a new session (blocking: reads the repository); `pool.submit` runs it."""
+        flags: dict[str, Any] = {"model": model, "approval_mode": approval_mode}
+        if budgets:
+            flags["budgets"] = budgets
+        settings = self._settings(repo, flags, budgets)
+        if not settings.model:
+            raise CodeloopError("no model given for the session",
+                                "pass \"model\": \"PROVIDER:MODEL\" (or scripted:FILE)")
+        llm = self.model_factory(settings.model, settings)
+        return start_session(self.store, task, repo, settings, llm.name, owner=user)
+
+    def _settings(self, repo: Path, flags: dict[str, Any], budgets: dict[str, Any]) -> Settings:
+        """The server's default settings (or the usual layers when it has none) plus the request."""
+        if self.defaults is None:
+            return load_settings(repo, flags)
+        data = self.defaults.model_dump()
+        data.update({k: v for k, v in flags.items() if v is not None and k != "budgets"})
+        data["budgets"].update(budgets)
+        return Settings.model_validate(data)
+
+    def _run_session(self, session_id: str, control: Control) -> None:
+        """The worker-thread job: fold the log, build a runner, run until it ends or pauses."""
+        row = self.store.get(session_id)
+        state = fold(self.store.read(session_id))
+        settings = session_settings(state)
+        model = self.model_factory(settings.model or row.model, settings)
+        runner = build_runner(
+            self.store, session_id, Path(row.repo), settings, model, base_dir=self.data_dir,
+            parts=RuntimeParts(policy=make_policy(settings), control=control),
+        )
+        final = runner.run()
+        if self.pool.closing and final.status == "paused" and not final.is_over:
+            self.store.append(session_id, [SessionPaused(reason=SERVER_SHUTDOWN)])
+
+    def recover(self) -> list[str]:
+        """Queue the sessions a previous server left running (or paused when it shut down)."""
+        resumed = []
+        for row in self.store.sessions():
+            if row.status == "paused":
+                last = self.store.read(row.id, max(row.last_seq - 1, 0))
+                if not (last and isinstance(last[-1].event, SessionPaused)
+                        and last[-1].event.reason == SERVER_SHUTDOWN):
+                    continue
+            elif row.status != "running":
+                continue
+            self.pool.submit(row.id, row.owner)
+            resumed.append(row.id)
+        return resumed
+
+    # -- steering ---------------------------------------------------------------------------
+
+    def _idle(self, row: SessionRow, action: str) -> None:
+        if self.pool.is_active(row.id):
+            raise Conflict(f"session {row.id} is running; cannot {action} now",
+                           "pause it first, or wait for it to stop")
+
+    def cancel(self, session_id: str, user: str) -> None:
+        row = self.owned(session_id, user)
+        control = self.pool.control(row.id)
+        if control is not None:
+            control.stop.set()
+            return
+        self.pool.unqueue(row.id)
+        if fold(self.store.read(row.id)).is_over:
+            raise Conflict(f"session {row.id} has already ended")
+        self.store.append(row.id, [SessionFinished(status="cancelled",
+                                                   reason="cancelled by the user")])
+
+    def pause(self, session_id: str, user: str) -> None:
+        row = self.owned(session_id, user)
+        control = self.pool.control(row.id)
+        if control is not None:
+            control.pause.set()
+            return
+        if self.pool.unqueue(row.id):
+            self.store.append(row.id, [SessionPaused(reason="paused by the user")])
+            return
+        raise Conflict(f"session {row.id} is not running ({row.status})")
+
+    def resume(self, session_id: str, user: str) -> None:
+        row = self.owned(session_id, user)
+        self._idle(row, "resume it")
+        state = fold(self.store.read(row.id))
+        if state.is_over:
+            raise Conflict(f"session {row.id} has ended ({state.status})",
+                           "reject it with feedback to make it continue")
+        if state.pending_approvals:
+            raise Conflict(f"session {row.id} waits for an approval",
+                           "approve or deny the pending call")
+        self.pool.submit(row.id, row.owner)
+
+    # -- approvals --------------------------------------------------------------------------
+
+    def pending(self, state: SessionState) -> list[dict[str, Any]]:
+        out = []
+        for request in state.pending_approvals.values():
+            call = next((c for c in state.requested if c.id == request.call_id), None)
+            args = call.arguments if call is not None else None
+            out.append({"call_id": request.call_id, "name": request.name,
+                        "summary": request.summary, "digest": request.digest,
+                        "arguments": args, "remember_rule": remember_rule(request.name, args or {})})
+        return out
+
+    def decide(self, session_id: str, user: str, call_id: str, approved: bool, reason: str,
+               remember: bool) -> None:
+        row = self.owned(session_id, user)
+        self._idle(row, "answer an approval")
+        state = fold(self.store.read(row.id))
+        request = state.pending_approvals.get(call_id)
+        if request is None:
+            raise SessionNotFound(f"no pending approval {call_id!r} in session {row.id}")
+        rule = None
+        if approved and remember:
+            call = next((c for c in state.requested if c.id == call_id), None)
+            rule = remember_rule(request.name, (call.arguments if call else None) or {})
+        self.store.append(row.id, [ApprovalGiven(
+            call_id=call_id, approved=approved, digest=request.digest, reason=reason,
+            remember_rule=rule, by=user)])
+        self.pool.submit(row.id, row.owner)
+
+    # -- review -------------------------------------------------------------------------------
+
+    def workspace(self, row: SessionRow) -> Workspace | None:
+        state_dir = session_dir(row.id, self.data_dir)
+        if not (state_dir / "workspace").exists():
+            return None
+        settings = session_settings(fold(self.store.read(row.id)))
+        workspace, _ = open_workspace_and_sandbox(Path(row.repo), state_dir, settings)
+        return workspace
+
+    def diff(self, session_id: str, user: str) -> tuple[list[str], str]:
+        row = self.owned(session_id, user)
+        workspace = self.workspace(row)
+        if workspace is None:
+            return [], ""
+        return workspace.changed_files(), workspace.diff()
+
+    def _reviewable(self, row: SessionRow) -> Workspace:
+        self._idle(row, "review it")
+        state = fold(self.store.read(row.id))
+        if not state.is_over and state.status not in _OVER_OR_PAUSED:
+            raise Conflict(f"session {row.id} is {state.status}", "review it once it stops")
+        workspace = self.workspace(row)
+        if workspace is None:
+            raise Conflict(f"session {row.id} has no changes to review")
+        return workspace
+
+    def apply(self, session_id: str, user: str) -> ApplyResult:
+        row = self.owned(session_id, user)
+        result = self._reviewable(row).apply()
+        self.store.append(row.id, [ReviewDecided(action="apply", files=result.applied)])
+        return result
+
+    def discard(self, session_id: str, user: str) -> None:
+        row = self.owned(session_id, user)
+        workspace = self._reviewable(row)
+        files = workspace.changed_files()
+        workspace.discard()
+        self.store.append(row.id, [ReviewDecided(action="discard", files=files)])
+
+    def reject(self, session_id: str, user: str, feedback: str) -> None:
+        """Send the result back: the feedback is the agent's next instruction; it runs on."""
+        row = self.owned(session_id, user)
+        self._idle(row, "reject it")
+        self.store.append(row.id, [
+            UserMessage(text=f"The reviewer rejected the result: {feedback}", source="review"),
+            ReviewDecided(action="reject", feedback=feedback),
+        ])
+        self.pool.submit(row.id, row.owner)

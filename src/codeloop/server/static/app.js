@@ -1,0 +1,316 @@
+"use strict";
+// The codeloop web page: a session list and a live session view over the WebSocket.
+
+const state = { token: null, sessionId: null, ws: null, lastSeq: 0, detailTimer: null,
+                calls: new Map(), listTimer: null };
+
+const $ = (sel) => document.querySelector(sel);
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c != null) node.append(c.nodeType ? c : String(c));
+  return node;
+}
+
+// --- token --------------------------------------------------------------------------------
+
+function readToken() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const fromUrl = params.get("token");
+  if (fromUrl) {
+    sessionStorage.setItem("codeloop-token", fromUrl);
+    params.delete("token");
+    history.replaceState(null, "", location.pathname + (params.toString() ? "#" + params : ""));
+  }
+  let token = sessionStorage.getItem("codeloop-token");
+  if (!token) {
+    token = (prompt("codeloop token (from <data dir>/server-token):") || "").trim();
+    if (token) sessionStorage.setItem("codeloop-token", token);
+  }
+  return token;
+}
+
+async function api(method, path, body) {
+  const opts = { method, headers: { Authorization: "Bearer " + state.token } };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, opts);
+  if (res.status === 401) {
+    sessionStorage.removeItem("codeloop-token");
+    throw new Error("the token was refused; reload the page to enter another");
+  }
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail));
+  return data;
+}
+
+// --- session list -----------------------------------------------------------------------------
+
+async function loadList() {
+  const status = $("#status-filter").value;
+  const rows = await api("GET", "/sessions" + (status ? "?status=" + status : ""));
+  const body = $("#sessions tbody");
+  body.replaceChildren(...rows.map((s) => el("tr", {
+    class: s.id === state.sessionId ? "selected" : "", "data-id": s.id,
+    onclick: () => { location.hash = "session=" + s.id; },
+  }, el("td", {}, statusBadge(s.status, s.queued)), el("td", { class: "task" }, s.task),
+     el("td", {}, s.steps), el("td", {}, "$" + s.cost_usd.toFixed(4)))));
+}
+
+function statusBadge(status, queued) {
+  return el("span", { class: "status s-" + status }, queued ? "queued" : status.replace("_", " "));
+}
+
+// --- one session ----------------------------------------------------------------------------
+
+function openSession(id) {
+  if (state.ws) { state.ws.onclose = null; state.ws.close(); }
+  state.sessionId = id;
+  state.lastSeq = 0;
+  state.calls = new Map();
+  $("#timeline").replaceChildren();
+  $("#review").hidden = true;
+  $("#session-pane").hidden = !id;
+  if (!id) return;
+  refreshDetail();
+  connect();
+  loadList().catch(() => {});
+}
+
+function connect() {
+  const id = state.sessionId;
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const url = `${proto}://${location.host}/sessions/${id}/stream?after=${state.lastSeq}` +
+              `&token=${encodeURIComponent(state.token)}`;
+  const ws = new WebSocket(url);
+  state.ws = ws;
+  ws.onopen = () => { $("#live").textContent = "● live"; };
+  ws.onmessage = (msg) => {
+    const item = JSON.parse(msg.data);
+    if (item.seq <= state.lastSeq) return;  // never render an event twice
+    state.lastSeq = item.seq;
+    render(item);
+    scheduleDetail();
+  };
+  ws.onclose = (ev) => {
+    $("#live").textContent = "reconnecting…";
+    if (ev.code === 4401 || ev.code === 4404 || state.sessionId !== id) return;
+    setTimeout(() => { if (state.sessionId === id) connect(); }, 1000);
+  };
+}
+
+function scheduleDetail() {
+  clearTimeout(state.detailTimer);
+  state.detailTimer = setTimeout(refreshDetail, 150);
+}
+
+async function refreshDetail() {
+  const id = state.sessionId;
+  const d = await api("GET", "/sessions/" + id);
+  if (id !== state.sessionId) return;
+  $("#s-task").textContent = d.task;
+  $("#s-id").textContent = d.id;
+  $("#s-model").textContent = d.model;
+  const badge = $("#s-status");
+  badge.textContent = d.queued ? "queued" : d.status.replace("_", " ");
+  badge.className = "status s-" + d.status;
+  meter("steps", d.budgets.steps, d.budgets.max_steps, String(d.budgets.steps));
+  meter("tokens", d.budgets.tokens, d.budgets.max_tokens, d.budgets.tokens.toLocaleString());
+  meter("cost", d.budgets.cost_usd, d.budgets.max_cost_usd, "$" + d.budgets.cost_usd.toFixed(4));
+  const ended = !["running", "paused", "waiting_approval"].includes(d.status);
+  $("#btn-pause").disabled = !d.active;
+  $("#btn-resume").disabled = d.active || d.status !== "paused";
+  $("#btn-cancel").disabled = ended;
+  renderApprovals(d.pending_approvals);
+  if (!d.active && d.status !== "running") await showReview(d);
+  else $("#review").hidden = true;
+}
+
+function meter(name, used, limit, text) {
+  const bar = $("#m-" + name);
+  bar.max = limit || 1;
+  bar.value = Math.min(used, limit || 1);
+  bar.className = used >= 0.8 * limit ? "warn" : "";
+  $("#t-" + name).textContent = `${text} / ${name === "cost" ? "$" + limit : limit.toLocaleString()}`;
+}
+
+function renderApprovals(pending) {
+  const box = $("#approvals");
+  box.replaceChildren(...pending.map((p) => {
+    const reason = el("input", { placeholder: "reason (the agent sees it)", "aria-label": "reason" });
+    const act = (path, body) => async () => {
+      try { await api("POST", `/sessions/${state.sessionId}/approvals/${p.call_id}/${path}`, body); }
+      catch (e) { alert(e.message); }
+      refreshDetail();
+    };
+    return el("div", { class: "approval", "data-call": p.call_id },
+      el("strong", {}, "Approval needed: "), el("code", {}, p.summary),
+      el("div", { class: "actions" },
+        el("button", { class: "primary approve", onclick: act("approve", { reason: "" }) }, "Approve"),
+        el("button", { class: "remember", title: p.remember_rule,
+                       onclick: act("approve?remember=true", { reason: "" }) },
+           "Approve & remember"),
+        reason,
+        el("button", { class: "danger deny", onclick: () => act("deny", { reason: reason.value })() },
+           "Deny")));
+  }));
+}
+
+async function showReview(d) {
+  const diff = await api("GET", `/sessions/${d.id}/diff`);
+  $("#review").hidden = false;
+  $("#review-summary").textContent = (d.summary || d.finish_reason || d.status) +
+    (diff.files.length ? ` — ${diff.files.length} file(s) changed` : " — no changes");
+  $("#review-diff").replaceChildren(renderDiff(diff.diff));
+  $("#btn-apply").disabled = $("#btn-discard").disabled = !diff.files.length;
+}
+
+// --- timeline ---------------------------------------------------------------------------------
+
+function renderDiff(text) {
+  const pre = el("pre", { class: "diff" });
+  for (const line of (text || "").split("\n")) {
+    let cls = "";
+    if (line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")) cls = "file";
+    else if (line.startsWith("+")) cls = "add";
+    else if (line.startsWith("-")) cls = "del";
+    else if (line.startsWith("@@")) cls = "hunk";
+    pre.append(el("span", { class: cls }, line + "\n"));
+  }
+  return pre;
+}
+
+function argsText(call) {
+  const a = call.arguments;
+  if (!a) return call.raw_arguments || "";
+  if (a.command) return a.command;
+  if (a.path) return a.path;
+  return JSON.stringify(a);
+}
+
+function entry(kind, seq, ...children) {
+  return el("li", { class: "ev " + kind, "data-seq": seq }, ...children);
+}
+
+function render(item) {
+  const e = item.event;
+  const tl = $("#timeline");
+  let node = null;
+  switch (item.type) {
+    case "session_started":
+      node = entry("note", item.seq, el("strong", {}, "Task: "), e.task); break;
+    case "model_call_finished":
+      node = entry("thought", item.seq, el("span", { class: "tag" }, "step " + e.step),
+        e.text ? el("p", {}, e.text) : null,
+        ...e.tool_calls.map((c) => el("div", { class: "call" }, "→ ", el("code", {}, c.name), " ",
+                                      el("span", { class: "muted" }, argsText(c)))));
+      break;
+    case "tool_call_started":
+      state.calls.set(e.call.id, e.call); break;
+    case "tool_call_finished": {
+      const call = state.calls.get(e.call_id);
+      const out = (e.error ? "ERROR: " + e.error + "\n" : "") + (e.output || "");
+      node = entry("tool " + (e.ok ? "ok" : "fail"), item.seq,
+        el("details", {}, el("summary", {}, el("code", {}, e.name), " ",
+                              call ? argsText(call) : "", " ", el("span", { class: "tag" }, e.ok ? "ok" : "failed")),
+           el("pre", { class: "output" }, out || "(no output)")));
+      break;
+    }
+    case "file_edited":
+      node = entry("edit", item.seq, el("div", {}, "edited ", el("code", {}, e.path)), renderDiff(e.diff)); break;
+    case "verification_ran":
+      node = entry("verify " + (e.new_failures.length ? "fail" : "ok"), item.seq,
+        el("strong", {}, `verification (${e.phase}): `), `${e.passed} passed, ${e.failed} failed`,
+        e.new_failures.length ? el("div", {}, "new failures: " + e.new_failures.join(", ")) : null,
+        e.summary ? el("p", {}, e.summary) : null);
+      break;
+    case "approval_requested":
+      node = entry("approval", item.seq, "asks approval: ", el("code", {}, e.summary)); break;
+    case "approval_given":
+      node = entry("approval", item.seq, e.approved ? "approved" : "denied", " by " + e.by,
+        e.reason ? ": " + e.reason : "", e.remember_rule ? ` (remembered ${e.remember_rule})` : ""); break;
+    case "policy_decided":
+      if (e.decision === "deny") node = entry("fail", item.seq, "policy denied: " + e.reason); break;
+    case "user_message":
+      node = entry("user", item.seq, el("strong", {}, "feedback: "), e.text); break;
+    case "budget_warning": case "loop_detected": case "model_call_failed":
+      node = entry("warn", item.seq, item.type.replace(/_/g, " ") + ": " +
+                   (e.detail || e.message || `${e.budget} ${e.used}/${e.limit}`)); break;
+    case "session_finished":
+      node = entry("end", item.seq, el("strong", {}, "session " + e.status), e.summary ? ": " + e.summary : "",
+                   e.reason ? " — " + e.reason : ""); break;
+    case "session_paused": case "session_resumed": case "review_decided":
+      node = entry("note", item.seq, item.type.replace(/_/g, " ") + (e.reason ? ": " + e.reason : "") +
+                   (e.action ? ": " + e.action : "")); break;
+    default: break;
+  }
+  if (node) tl.append(node);
+}
+
+// --- wiring -----------------------------------------------------------------------------------
+
+async function act(path, body) {
+  try {
+    const res = await api("POST", `/sessions/${state.sessionId}/${path}`, body);
+    refreshDetail();
+    loadList();
+    return res;
+  } catch (e) { alert(e.message); return null; }
+}
+
+function route() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const id = params.get("session");
+  if (id !== state.sessionId) openSession(id);
+}
+
+async function main() {
+  state.token = readToken();
+  if (!state.token) { document.body.textContent = "A token is needed to use this page."; return; }
+  $("#logout").onclick = () => { sessionStorage.removeItem("codeloop-token"); location.reload(); };
+  $("#status-filter").onchange = loadList;
+  $("#btn-pause").onclick = () => act("pause");
+  $("#btn-resume").onclick = () => act("resume");
+  $("#btn-cancel").onclick = () => act("cancel");
+  $("#btn-apply").onclick = async () => {
+    const r = await act("apply");
+    if (r) $("#review-result").textContent = `applied: ${r.applied.join(", ") || "nothing"}` +
+      (r.conflicts.length ? `; conflicts: ${r.conflicts.join(", ")}` : "");
+  };
+  $("#btn-discard").onclick = async () => {
+    if (confirm("Throw the session's changes away?") && await act("discard"))
+      $("#review-result").textContent = "discarded";
+  };
+  $("#reject-form").onsubmit = async (ev) => {
+    ev.preventDefault();
+    const form = ev.target;
+    if (await act("reject", { feedback: form.feedback.value })) form.reset();
+  };
+  $("#create-form").onsubmit = async (ev) => {
+    ev.preventDefault();
+    const f = ev.target;
+    const body = { task: f.task.value, repo: f.repo.value, model: f.model.value || null,
+                   approval_mode: f.approval_mode.value || null, budgets: {} };
+    if (f.max_steps.value) body.budgets.max_steps = Number(f.max_steps.value);
+    try {
+      const s = await api("POST", "/sessions", body);
+      $("#create-error").textContent = "";
+      location.hash = "session=" + s.id;
+    } catch (e) { $("#create-error").textContent = e.message; }
+  };
+  try {
+    $("#whoami").textContent = "signed in as " + (await api("GET", "/whoami")).user;
+  } catch (e) { $("#whoami").textContent = e.message; return; }
+  window.addEventListener("hashchange", route);
+  route();
+  await loadList();
+  state.listTimer = setInterval(() => loadList().catch(() => {}), 3000);
+}
+
+main();

@@ -1,0 +1,370 @@
+"""The loop: build messages → call the model → validate → decide → run tools → record → check.
+
+Every step is an event appended before the loop moves on, so a killed process resumes
+from the log: `Runner(...).run()` on an existing session continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from codeloop.config import Budgets
+from codeloop.context.messages import build_messages
+from codeloop.events import (
+    INTERRUPTED_MARKER,
+    ApprovalGiven,
+    ApprovalRequested,
+    BudgetWarning,
+    Event,
+    LoopDetected,
+    ModelCallFailed,
+    ModelCallFinished,
+    ModelCallStarted,
+    PolicyDecided,
+    SessionFinished,
+    SessionPaused,
+    SessionResumed,
+    StoredEvent,
+    SystemNote,
+    ToolCallData,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from codeloop.llm.types import (
+    ContextWindowExceeded,
+    DeltaCallback,
+    Model,
+    ModelError,
+    ModelRequest,
+    ScriptExhausted,
+)
+from codeloop.policy.engine import PolicyEngine
+from codeloop.session.budgets import check_budgets, warning_text
+from codeloop.session.loops import detect_loop
+from codeloop.session.state import SessionState, apply, fold
+from codeloop.session.store import EventStore
+from codeloop.tools.base import Observation, ToolContext
+from codeloop.tools.registry import ToolRegistry, Validated
+
+MAX_OBSERVATION_CHARS = 30_000
+FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error",
+                       "context_overflow", "needs_human", "cancelled"]
+
+
+class FinishGate(Protocol):
+    """Decides whether `finish` may end the session (the verifier plugs in here)."""
+
+    def check_finish(self) -> tuple[bool, str, bool]:
+        """(allow, message for the model, escalate to a human)."""
+        ...
+
+
+Approver = Callable[[ApprovalRequested, ToolCallData], ApprovalGiven | None]
+
+
+@dataclass
+class Control:
+    """How a person steers a running session from another thread (CLI signal, server)."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    pause: threading.Event = field(default_factory=threading.Event)
+
+
+def _truncate(text: str) -> tuple[str, bool]:
+    if len(text) <= MAX_OBSERVATION_CHARS:
+        return text, False
+    half = MAX_OBSERVATION_CHARS // 2
+    cut = len(text) - 2 * half
+    return (f"{text[:half]}\n[... {cut} characters cut; narrow the command or read a range ...]\n"
+            f"{text[-half:]}"), True
+
+
+class Runner:
+    def __init__(
+        self,
+        store: EventStore,
+        session_id: str,
+        model: Model,
+        registry: ToolRegistry,
+        tool_ctx: ToolContext,
+        budgets: Budgets,
+        policy: PolicyEngine | None = None,
+        approver: Approver | None = None,
+        finish_gate: FinishGate | None = None,
+        on_event: Callable[[StoredEvent], None] | None = None,
+        on_delta: DeltaCallback | None = None,
+        control: Control | None = None,
+        max_output_tokens: int = 8192,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.model = model
+        self.registry = registry
+        self.ctx = tool_ctx
+        self.ctx.emit = self._emit_one
+        self.ctx.session_id = session_id
+        self.budgets = budgets
+        self.policy = policy
+        self.approver = approver
+        self.finish_gate = finish_gate
+        self.on_event = on_event
+        self.on_delta = on_delta
+        self.control = control or Control()
+        self.max_output_tokens = max_output_tokens
+        self.state = SessionState()
+
+    # --- the log ---------------------------------------------------------------------------
+
+    def _emit(self, *events: Event) -> None:
+        seq = self.store.append(self.session_id, list(events))
+        first = seq - len(events) + 1
+        for n, event in enumerate(events):
+            stored = StoredEvent(session_id=self.session_id, seq=first + n, event=event)
+            apply(self.state, stored)
+            if self.on_event is not None:
+                self.on_event(stored)
+
+    def _emit_one(self, event: Event) -> None:
+        self._emit(event)
+
+    def _finish(self, status: FinishStatus, summary: str = "", reason: str = "") -> None:
+        self._emit(SessionFinished(status=status, summary=summary, reason=reason))
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    def run(self) -> SessionState:
+        self.state = fold(self.store.read(self.session_id))
+        if self.state.started is None:
+            raise ModelError(f"session {self.session_id} has no start event")
+        if self.state.is_over:
+            return self.state
+        self._remember_rules(self.state.approvals.values())
+        if self.state.steps or self.state.status == "paused":
+            self._resume()
+        if self.state.finish_summary is not None and not self.state.is_over:
+            self._finish("finished", summary=self.state.finish_summary)
+        try:
+            while not self.state.is_over:
+                if self._steer():
+                    break
+                pending = self.state.unfinished_calls()
+                if pending:
+                    if not self._run_calls(pending):
+                        break
+                    continue
+                if self._supervise():
+                    continue
+                self._call_model()
+        except KeyboardInterrupt:
+            self._emit(SessionPaused(reason="interrupted by the user (Ctrl-C)"))
+            raise
+        return self.state
+
+    def _resume(self) -> None:
+        interrupted = self.state.interrupted_calls()
+        self._emit(SessionResumed(pid=os.getpid(), interrupted_calls=[c.id for c in interrupted]))
+        for call in interrupted:
+            self._emit(ToolCallFinished(
+                step=self.state.steps, call_id=call.id, name=call.name, ok=False,
+                interrupted=True,
+                output=(f"{INTERRUPTED_MARKER} the session stopped while this call ran; its "
+                        "effects may be partial. Check the current state and retry if needed."),
+            ))
+
+    def _steer(self) -> bool:
+        """Honour a stop or pause from a person; True when the loop must end now."""
+        if self.control.stop.is_set():
+            self._finish("stopped", reason="stopped by the user")
+            return True
+        if self.control.pause.is_set():
+            self._emit(SessionPaused(reason="paused by the user"))
+            return True
+        return False
+
+    def _supervise(self) -> bool:
+        """Budgets and loop detection; True if a note was added (so the loop re-checks)."""
+        verdict = check_budgets(self.state, self.budgets)
+        if verdict.exceeded is not None:
+            use = verdict.exceeded
+            self._finish("budget_exceeded",
+                         reason=f"{use.budget} budget spent ({use.used:g} of {use.limit:g}); "
+                                "the work so far is kept")
+            return True
+        for use in verdict.warnings:
+            self._emit(BudgetWarning(budget=use.budget, used=use.used, limit=use.limit),
+                       SystemNote(text=warning_text(use), kind="budget"))
+        finding = detect_loop(self.state)
+        if finding is None:
+            return False
+        if self.state.loop_nudges >= 1:
+            self._emit(LoopDetected(pattern=finding.pattern, detail=finding.detail,
+                                    action="stop"))
+            self._finish("stuck", reason=f"loop detected again after a warning: {finding.detail}")
+        else:
+            self._emit(LoopDetected(pattern=finding.pattern, detail=finding.detail,
+                                    action="nudge"),
+                       SystemNote(text=finding.nudge_text(), kind="loop"))
+        return True
+
+    def _call_model(self) -> None:
+        started = self.state.started
+        assert started is not None
+        messages = build_messages(started, self.state.transcript)
+        request = ModelRequest(messages=messages, tools=self.registry.specs(),
+                               max_tokens=self.max_output_tokens)
+        step = self.state.steps + 1
+        self._emit(ModelCallStarted(step=step, model=self.model.name,
+                                    message_count=len(messages)))
+        try:
+            completion = self.model.complete(request, self.on_delta)
+        except ModelError as exc:
+            self._emit(ModelCallFailed(step=step, model=self.model.name, error_kind=exc.kind,
+                                       message=exc.message, retryable=exc.retryable))
+            if isinstance(exc, ContextWindowExceeded):
+                self._finish("context_overflow", reason=exc.message)
+            elif isinstance(exc, ScriptExhausted):
+                self._finish("error", reason=exc.message)
+            else:
+                self._finish("error", reason=f"{exc.kind}: {exc.message}")
+            return
+        self._emit(ModelCallFinished(
+            step=step, model=completion.model or self.model.name, text=completion.text,
+            tool_calls=completion.tool_calls, usage=completion.usage,
+            cost_usd=completion.cost_usd, latency_ms=completion.latency_ms,
+            ttft_ms=completion.ttft_ms, stop_reason=completion.stop_reason,
+            retries=completion.retries,
+        ))
+        if not completion.tool_calls:
+            what = "an empty reply" if not completion.text.strip() else "a reply without a tool call"
+            self._emit(SystemNote(
+                kind="no_action",
+                text=f"That was {what}. Continue the task by calling a tool, or call finish "
+                     "when the task is done.",
+            ))
+
+    # --- tools -------------------------------------------------------------------------------
+
+    def _run_calls(self, calls: list[ToolCallData]) -> bool:
+        """Run the pending calls in order (finish last); False if the loop must pause."""
+        ordered = sorted(calls, key=lambda c: c.name == "finish")
+        for call in ordered:
+            if self.state.is_over:
+                return True
+            if not self._run_call(call):
+                return False
+        return True
+
+    def _run_call(self, call: ToolCallData) -> bool:
+        checked = self.registry.validate(call)
+        if isinstance(checked, Observation):
+            self._record(call, checked, 0.0)
+            return True
+        if self.policy is not None:
+            verdict = self._authorise(call, checked)
+            if verdict is None:
+                return False
+            if verdict is not True:
+                self._record(call, verdict, 0.0)
+                return True
+        self._start(call)
+        begin = time.perf_counter()
+        try:
+            observation = checked.tool.run(checked.args, self.ctx)
+        except Exception as exc:  # a tool bug must not kill the session; the model sees it
+            observation = Observation(ok=False, error=f"{call.name} failed: "
+                                                      f"{type(exc).__name__}: {exc}")
+        duration = (time.perf_counter() - begin) * 1000
+        if observation.ends_session and observation.ok:
+            if len(self.state.unfinished_calls()) > 1:
+                observation = Observation(ok=False, error="finish must be the only pending call")
+            elif self.finish_gate is not None:
+                allow, message, escalate = self.finish_gate.check_finish()
+                if not allow:
+                    observation = Observation(ok=False, error=message)
+                    self._record(call, observation, duration)
+                    if escalate:
+                        self._finish("needs_human", reason=message)
+                    return True
+        self._record(call, observation, duration)
+        if self.state.finish_summary is not None:
+            self._finish("finished", summary=self.state.finish_summary)
+        return True
+
+    def _authorise(self, call: ToolCallData, checked: Validated
+                   ) -> Observation | Literal[True] | None:
+        """True to run, an error observation if refused, None to pause for a human."""
+        assert self.policy is not None
+        args = checked.args.model_dump()
+        given = self.state.approvals.get(call.id)
+        if given is None:
+            try:
+                decision = self.policy.decide(call.name, checked.tool.tier, args,
+                                              self.state.tainted, self.ctx.root, self.session_id)
+                action, rule, reason, source = (decision.action, decision.rule, decision.reason,
+                                                decision.source)
+            except Exception as exc:  # fail closed
+                action, rule, reason, source = "deny", "", f"policy error: {exc}", "default"
+            self._emit(PolicyDecided(call_id=call.id, decision=action,
+                                     rule=rule, reason=reason, source=source))
+            if action == "allow":
+                return True
+            if action == "deny":
+                return Observation(ok=False, error=f"denied by policy ({rule or source}): {reason}")
+            digest = self.policy.approval_digest(call.name, args)
+            request = ApprovalRequested(call_id=call.id, name=call.name,
+                                        summary=_describe(call.name, args), digest=digest)
+            if call.id not in self.state.pending_approvals:
+                self._emit(request)
+            if self.approver is None:
+                return None
+            answer = self.approver(request, call)
+            if answer is None:
+                return None
+            self._emit(answer)
+            self._remember_rules([answer])
+            given = answer
+        digest_now = self.policy.approval_digest(call.name, args)
+        if not given.approved:
+            return Observation(ok=False, error=f"the user denied this call: {given.reason or 'no reason given'}")
+        if given.digest != digest_now:
+            return Observation(ok=False, error="the approval was for a different call; not run")
+        return True
+
+    def _remember_rules(self, approvals: Iterable[ApprovalGiven]) -> None:
+        if self.policy is None:
+            return
+        for given in approvals:
+            if given.approved and given.remember_rule:
+                self.policy.allow_rule(given.remember_rule)
+
+    def _start(self, call: ToolCallData) -> None:
+        """Recorded just before the tool runs: started-but-unfinished means interrupted."""
+        if call.id not in self.state.started_calls:
+            self._emit(ToolCallStarted(step=self.state.steps, call=call))
+
+    def _record(self, call: ToolCallData, obs: Observation, duration_ms: float) -> None:
+        self._start(call)
+        text = obs.output
+        untrusted = obs.untrusted
+        if self.policy is not None and text:
+            post = self.policy.post_tool(call.name, call.arguments or {}, text)
+            text, untrusted = post.text, untrusted or post.untrusted
+        text, cut = _truncate(text)
+        self._emit(ToolCallFinished(
+            step=self.state.steps, call_id=call.id, name=call.name, ok=obs.ok, output=text,
+            error=obs.error, truncated=obs.truncated or cut, untrusted=untrusted,
+            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=obs.data,
+        ))
+
+
+def _describe(name: str, args: dict[str, Any]) -> str:
+    if name == "run":
+        return f"run: {args.get('command', '')}"
+    if "path" in args:
+        return f"{name}: {args['path']}"
+    return f"{name}: {args}"

@@ -1,0 +1,133 @@
+"""Creating a session and assembling everything its runner needs."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codeloop.config import Settings, data_dir
+from codeloop.errors import CodeloopError
+from codeloop.events import SessionStarted
+from codeloop.llm.types import DeltaCallback, Model
+from codeloop.memory.instructions import load_instructions
+from codeloop.policy.engine import PolicyEngine
+from codeloop.sandbox.base import Limits, Sandbox
+from codeloop.sandbox.factory import make_sandbox
+from codeloop.session.prompts import system_prompt
+from codeloop.session.runner import Approver, Control, FinishGate, Runner
+from codeloop.session.store import EventStore, SQLiteEventStore
+from codeloop.tools.base import ToolContext
+from codeloop.tools.defaults import default_registry
+from codeloop.tools.registry import ToolRegistry
+from codeloop.workspace.base import LayeredWorkspace
+from codeloop.workspace.factory import open_workspace
+
+
+class RepositoryError(CodeloopError):
+    """The repository path is missing or unusable."""
+
+
+def open_store(base: Path | None = None) -> SQLiteEventStore:
+    return SQLiteEventStore((base or data_dir()) / "events.sqlite")
+
+
+def session_dir(session_id: str, base: Path | None = None) -> Path:
+    return (base or data_dir()) / "sessions" / session_id
+
+
+def check_repo(repo: Path) -> Path:
+    if not repo.exists():
+        raise RepositoryError(f"repository path {repo} does not exist",
+                              "pass --repo PATH pointing at a directory")
+    if not repo.is_dir():
+        raise RepositoryError(f"repository path {repo} is not a directory",
+                              "pass --repo PATH pointing at a directory")
+    return repo.resolve()
+
+
+def git_head(repo: Path) -> str | None:
+    proc = subprocess.run(
+        ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+         "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=False,
+    )
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def public_settings(settings: Settings) -> dict[str, Any]:
+    """The settings as recorded in the log: never the key."""
+    return settings.model_dump(mode="json", exclude={"api_key"})
+
+
+def start_session(
+    store: EventStore, task: str, repo: Path, settings: Settings, model_name: str,
+    registry: ToolRegistry | None = None, owner: str = "local", session_id: str | None = None,
+) -> str:
+    """Create a session and append its start event; returns the session id."""
+    if not task.strip():
+        raise CodeloopError("the task is empty", "say what you want done, in quotes")
+    repo = check_repo(repo)
+    registry = registry or default_registry()
+    sid = session_id or uuid.uuid4().hex[:12]
+    store.create(sid, owner=owner)
+    store.append(sid, [SessionStarted(
+        task=task, repo=str(repo), model=model_name, config=public_settings(settings),
+        system_prompt=system_prompt(load_instructions(repo)),
+        tools=[{"name": s.name, "description": s.description, "parameters": s.parameters}
+               for s in registry.specs()],
+        base_commit=git_head(repo),
+    )])
+    return sid
+
+
+def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings
+                               ) -> tuple[LayeredWorkspace, Sandbox]:
+    """The session's workspace and the sandbox its commands run in, paired safely.
+
+    Without a sandbox, commands run as host processes that may write files in place, so the
+    workspace must be a private copy rather than hard links to the user's files.
+    """
+    if settings.sandbox:
+        workspace = open_workspace(repo, state / "workspace")
+        return workspace, make_sandbox(False, workspace)
+    workspace = open_workspace(repo, state / "workspace", prefer="copy")
+    return workspace, make_sandbox(True, workspace)
+
+
+def make_policy(settings: Settings) -> PolicyEngine:
+    return PolicyEngine.from_config(
+        {"permissions": settings.permissions, "hooks": settings.hooks,
+         "approval_mode": settings.approval_mode},
+        sandboxed=settings.sandbox,
+    )
+
+
+@dataclass
+class RuntimeParts:
+    """The optional collaborators a runner can be given."""
+
+    policy: PolicyEngine | None = None
+    approver: Approver | None = None
+    finish_gate: FinishGate | None = None
+    control: Control | None = None
+
+
+def build_runner(
+    store: EventStore, session_id: str, repo: Path, settings: Settings, model: Model,
+    base_dir: Path | None = None, parts: RuntimeParts | None = None,
+    on_event: Any = None, on_delta: DeltaCallback | None = None,
+    registry: ToolRegistry | None = None,
+) -> Runner:
+    parts = parts or RuntimeParts()
+    workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
+                                                    settings)
+    limits = Limits(timeout_s=settings.budgets.command_timeout_s)
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits)
+    return Runner(
+        store, session_id, model, registry or default_registry(), ctx, settings.budgets,
+        policy=parts.policy or make_policy(settings), approver=parts.approver, finish_gate=parts.finish_gate,
+        on_event=on_event, on_delta=on_delta, control=parts.control,
+        max_output_tokens=settings.max_output_tokens,
+    )

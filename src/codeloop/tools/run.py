@@ -1,0 +1,46 @@
+"""The run tool: a shell command in the session's sandbox, in the workspace."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pydantic import Field
+
+from codeloop.events import CommandRan
+from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
+
+
+class RunArgs(ToolArgs):
+    command: str = Field(description="A shell command, run from the repository root.")
+    timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
+
+
+class RunTool(Tool):
+    name = "run"
+    description = (
+        "Run a shell command in the sandbox from the repository root (no network). Returns the "
+        "exit code and output; long output keeps its head and tail."
+    )
+    args_model = RunArgs
+    tier = "execute"
+
+    def run(self, args: RunArgs, ctx: ToolContext) -> Observation:
+        limits = ctx.limits
+        if args.timeout is not None:
+            limits = replace(limits, timeout_s=min(args.timeout, limits.timeout_s))
+        result = ctx.sandbox.run(args.command, cwd=ctx.workspace.path, env=None, limits=limits)
+        ctx.emit(CommandRan(command=args.command, exit_code=result.exit_code,
+                            duration_ms=result.duration_ms, timed_out=result.timed_out,
+                            killed_reason=result.killed_reason, sandbox=result.backend))
+        if result.timed_out:
+            status = f"timed out after {limits.timeout_s:g}s (process tree killed)"
+        elif result.killed_reason:
+            status = f"killed: {result.killed_reason}"
+        else:
+            status = f"exit code {result.exit_code}"
+        return Observation(
+            ok=result.exit_code == 0 and not result.timed_out,
+            output=f"[{status}]\n{result.output}".rstrip(),
+            truncated=result.truncated,
+            data={"exit_code": result.exit_code, "timed_out": result.timed_out},
+        )
