@@ -793,7 +793,7 @@ def closest_region(doc: _Doc, S: list[str]) -> str:
     body = "\n".join(f"{i + 1:>5} | {doc.lines[i]}" for i in range(scan.start, end))
     more = f"\n  ... ({scan.end - end} more lines)" if end < scan.end else ""
     second = ""
-    if scan.runner_start >= 0 and scan.best - scan.runner_up < FUZZY_MARGIN:
+    if scan.best >= FUZZY_MIN and scan.runner_start >= 0 and scan.best - scan.runner_up < FUZZY_MARGIN:
         second = (f"\n(The region at line {scan.runner_start + 1} is {scan.runner_up:.0f}% similar "
                   "too, so neither was edited.)")
     return (f"The closest region is lines {scan.start + 1}-{scan.end} "
