@@ -20,7 +20,6 @@ from codeloop.edit.normalize import (
     aligned_prefix,
     columns,
     fit_indent,
-    fold,
     identity,
     key_fold,
     key_rstrip,
@@ -100,6 +99,7 @@ class _Doc:
         self.body = body
         self.lines = body.split("\n") if text else []
         self.ascii = text.isascii()
+        self._non_ascii: list[int] | None = None
         self._keys: dict[KeyFn, list[str]] = {}
         self._index: dict[tuple[KeyFn, bool], tuple[list[int], str]] = {}
         self.scans: dict[tuple[tuple[str, ...], float], _Scan | None] = {}
@@ -107,10 +107,10 @@ class _Doc:
     def keys(self, fn: KeyFn) -> list[str]:
         if fn not in self._keys:
             if fn is key_fold:
-                # Folding line by line is slow (str.translate with a dict); fold once, or
-                # not at all when the file is ASCII, where folding changes nothing.
-                folded = self.lines if self.ascii else fold("\n".join(self.lines)).split("\n")
-                self._keys[fn] = [line.strip() for line in folded]
+                # str.translate with a dict is slow per character; only non-ASCII lines
+                # can change when folded.
+                self._keys[fn] = [line.strip() if line.isascii() else key_fold(line)
+                                  for line in self.lines]
             else:
                 self._keys[fn] = [fn(line) for line in self.lines]
         return self._keys[fn]
@@ -139,6 +139,12 @@ class _Doc:
                 found.append(line)
             at = hay.find(pattern, at + 1)
         return found
+
+    def non_ascii_lines(self) -> list[int]:
+        if self._non_ascii is None:
+            self._non_ascii = [] if self.ascii else [i for i, x in enumerate(self.lines)
+                                                     if not x.isascii()]
+        return self._non_ascii
 
     def lines_containing(self, needle: str) -> list[int]:
         """Indices of lines whose raw text contains `needle`, found by str.find over the text."""
@@ -210,7 +216,7 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
             again = _already_applied(doc, S, R)
             if again is not None:
                 return EditResult(text, "already_applied", again + 1, 0, 0, already_applied=True)
-        if _same_as_previous(level, text, doc, S):
+        if _same_as_previous(level, doc, S):
             continue
         cands = _FINDERS[level](doc, S, R)
         if not cands:
@@ -246,14 +252,9 @@ def _substring(text: str, search: str, replace: str, edit: Edit, path: str) -> E
                       search.count("\n") + 1, replace.count("\n") + 1)
 
 
-def _same_as_previous(level: str, text: str, doc: _Doc, S: list[str]) -> bool:
+def _same_as_previous(level: str, doc: _Doc, S: list[str]) -> bool:
     """Whether `level` cannot find anything the level before it did not (a cheap skip)."""
-    if level == "trailing_whitespace":
-        return (all(s == s.rstrip() for s in S) and " \n" not in text and "\t\n" not in text
-                and not text.endswith((" ", "\t")))
-    if level == "unicode":
-        return doc.ascii and all(s.isascii() for s in S)
-    return False
+    return level == "unicode" and doc.ascii and all(s.isascii() for s in S)
 
 
 def _indent_like_hit(text: str, at: int, search: str, replace: str) -> str:
@@ -351,14 +352,19 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
 
 
 def _anchor(doc: _Doc, fn: KeyFn, keys: list[str]) -> int | None:
-    """The search line to look for with str.find: its key is a substring of any matching line.
-
-    None when keys are not substrings of raw lines (folding a non-ASCII file) or all empty.
-    """
-    if fn is key_fold and not doc.ascii:
-        return None
+    """The search line to look for with str.find: its key is a substring of any matching line
+    (folded lines aside, see `_anchor_lines`). None when all keys are empty."""
     k = max(range(len(keys)), key=lambda i: len(keys[i]))
     return k if keys[k] else None
+
+
+def _anchor_lines(doc: _Doc, fn: KeyFn, key: str) -> list[int]:
+    """Lines that may match `key` under `fn`: those containing it, and under folding also
+    the non-ASCII lines, whose folded form may contain it when their raw text does not."""
+    found = doc.lines_containing(key)
+    if fn is key_fold and not doc.ascii:
+        found = sorted(set(found) | set(doc.non_ascii_lines()))
+    return found
 
 
 def _window_starts(doc: _Doc, fn: KeyFn, keys: list[str]) -> list[int]:
@@ -367,7 +373,7 @@ def _window_starts(doc: _Doc, fn: KeyFn, keys: list[str]) -> list[int]:
     if k is None:
         return doc.find(fn, keys)
     n, total = len(keys), len(doc.lines)
-    starts = [a - k for a in doc.lines_containing(keys[k]) if 0 <= a - k <= total - n]
+    starts = [a - k for a in _anchor_lines(doc, fn, keys[k]) if 0 <= a - k <= total - n]
     return [st for st in starts
             if all(fn(doc.lines[st + i]) == keys[i] for i in range(n))]
 
@@ -379,7 +385,7 @@ def _nonblank_runs(doc: _Doc, keys: list[str]) -> list[list[int]]:
         rows = doc.index(key_fold, True)[0]
         return [rows[p:p + len(keys)] for p in doc.find(key_fold, keys, nonblank=True)]
     lines, out = doc.lines, []
-    for a in doc.lines_containing(keys[k]):
+    for a in _anchor_lines(doc, key_fold, keys[k]):
         if key_fold(lines[a]) != keys[k]:
             continue
         files, ok = [a], True
