@@ -159,6 +159,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=20_000)
     parser.add_argument("--no-aider", action="store_true")
     parser.add_argument("--workdir", type=Path, default=CACHE / "localize")
+    parser.add_argument("--details", type=Path, help="append per-instance scores (JSON lines)")
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in args.instances.read_text().splitlines() if line.strip()]
@@ -249,6 +250,10 @@ def main() -> None:
                   + (f" aider r@5={results['aider_repomap'][-1]['recall_at_5']:.2f}"
                      if aider is not None else "")
                   + f" gold={gold} ours_top={ranked[:3]}", flush=True)
+            if args.details is not None:
+                with args.details.open("a") as fh:
+                    fh.write(json.dumps({"instance": row["instance_id"],
+                                         **{k: v[-1] for k, v in results.items() if v}}) + "\n")
     finally:
         if aider is not None:
             aider.close()
