@@ -71,7 +71,12 @@ def checkout(mirror: Path, work: Path, commit: str) -> Path:
         git(["clone", "-q", "--shared", "--no-checkout", str(mirror), str(work)])
         (work / ".git" / "info").mkdir(exist_ok=True)
         (work / ".git" / "info" / "exclude").write_text(".aider*\n")
-    git(["checkout", "-q", "-f", "--detach", commit], cwd=work)
+    # Mirrors may lack their largest blobs (data files); a checkout that reached the commit
+    # but could not write those files is still good for code search.
+    subprocess.run(["git", "checkout", "-q", "-f", "--detach", commit], cwd=work,
+                   capture_output=True, check=False)
+    if git(["rev-parse", "HEAD"], cwd=work).strip() != commit:
+        raise RuntimeError(f"could not check out {commit} in {work}")
     return work
 
 
@@ -159,7 +164,8 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=20_000)
     parser.add_argument("--no-aider", action="store_true")
     parser.add_argument("--workdir", type=Path, default=CACHE / "localize")
-    parser.add_argument("--details", type=Path, help="append per-instance scores (JSON lines)")
+    parser.add_argument("--details", type=Path,
+                        help="per-instance scores (JSON lines); a rerun resumes from it")
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in args.instances.read_text().splitlines() if line.strip()]
@@ -187,8 +193,18 @@ def main() -> None:
     skipped: list[str] = []
     index: RepoIndex | None = None
     current_repo = None
+    done: dict[str, dict[str, Any]] = {}
+    if args.details is not None and args.details.exists():
+        for line in args.details.read_text().splitlines():
+            entry = json.loads(line)
+            done[entry["instance"]] = entry
     try:
         for n, row in enumerate(rows, 1):
+            if row["instance_id"] in done:  # resumed run: scores from the details file
+                for name in results:
+                    if name in done[row["instance_id"]]:
+                        results[name].append(done[row["instance_id"]][name])
+                continue
             mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
             if subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
                                row["base_commit"] + "^{commit}"], capture_output=True,
