@@ -4,9 +4,10 @@ Freshness: a sweep compares every file's (mtime, size) with the index and hashes
 files whose stat changed; only files whose hash changed are re-parsed. A sweep runs on
 `update()`, when git's HEAD moves (checkout, rebase), and at most every `sweep_interval`
 seconds before a query (on a background thread for `open_index`, so no query waits for the
-walk). `notify_changed` re-indexes named files at once (the loop calls it after an edit; the watcher calls it on file events). Independently of all that, every hit is
-checked against the file on disk (its hash) before it is returned; a stale hit re-indexes the
-file and the query is run again.
+walk). `notify_changed` re-indexes named files at once (the loop calls it after an edit; the
+watcher calls it on file events). Independently of all that, every hit is checked against
+the file on disk (its hash) before it is returned; a stale hit re-indexes the file and the
+query is run again.
 """
 
 from __future__ import annotations
