@@ -21,7 +21,6 @@ K1 = 1.5
 B = 0.75
 REBUILD_SHARE = 0.05
 REBUILD_MIN = 200
-MAX_QUERY_TERMS = 64
 
 
 class LexicalIndex:
@@ -94,18 +93,10 @@ class LexicalIndex:
 
     # --- searching ----------------------------------------------------------------------
 
-    def _query_terms(self, query: list[str]) -> list[str]:
-        """Distinct terms, rarest first, at most MAX_QUERY_TERMS: a long issue text has
-        hundreds, and the common ones cost time while adding almost nothing to the score."""
-        distinct = [t for t in dict.fromkeys(query) if self._df.get(t, 0) > 0]
-        distinct.sort(key=lambda t: self._df[t])
-        return distinct[:MAX_QUERY_TERMS]
-
     def search(self, query: list[str], k: int) -> list[tuple[str, float]]:
         """The best `k` documents for the query terms, best first."""
         if not query or self._n_docs <= 0:
             return []
-        query = self._query_terms(query)
         hits: list[tuple[str, float]] = []
         if self._base is not None:
             vocab = self._base.vocab_dict
