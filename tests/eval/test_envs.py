@@ -10,6 +10,7 @@ from tests.eval.conftest import SPEC, git
 from codeloop.eval.swebench.envs import (
     EnvBuilder,
     EnvUnavailable,
+    _build_requires,
     _requirements_at,
     offline_reinstall,
 )
@@ -31,7 +32,7 @@ def test_a_missing_interpreter_is_unavailable_and_remembered(tmp_path: Path) -> 
 
 def test_reinstall_is_offline_and_keeps_extras() -> None:
     assert offline_reinstall("python -m pip install -e .[test] --verbose") == (
-        "python -m pip install --no-deps --no-build-isolation -e .[test] --verbose")
+        "python -m pip install --no-build-isolation -e .[test] --verbose")
     assert offline_reinstall("") == ""
 
 
@@ -59,3 +60,11 @@ def test_spec_table_has_the_harness_facts() -> None:
     assert flask.requirements_paths == ("requirements/dev.txt",)
     with pytest.raises(SpecMissing):
         spec_for("pallets/flask", "0.0")
+
+
+def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=40.0", "setuptools-scm", "wheel"]\n')
+    assert _build_requires(tmp_path) == ["setuptools-scm", "wheel"]
+    (tmp_path / "pyproject.toml").write_text("not toml [")
+    assert _build_requires(tmp_path) == []

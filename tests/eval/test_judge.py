@@ -48,7 +48,8 @@ def test_network_failures_are_excluded_and_all_network_f2p_is_unjudgeable(
     assert check.ok and check.excluded == ["test_calc.py::test_sub"]
     assert grade(inst, empty.statuses, frozenset(check.excluded)).f2p_failing == [
         "test_calc.py::test_add"]
-    gold_net = Verdict(False, statuses={}, network={"test_calc.py::test_add"})
+    gold_net = Verdict(False, statuses={"test_calc.py::test_sub": "PASSED"},
+                       network={"test_calc.py::test_add"})
     check = Validation.from_runs(inst, gold_net, empty)
     assert not check.ok and "network" in check.problem
     same = Validation.from_runs(inst, Verdict(True, statuses=dict.fromkeys(
@@ -56,3 +57,16 @@ def test_network_failures_are_excluded_and_all_network_f2p_is_unjudgeable(
         True, statuses=dict.fromkeys(["test_calc.py::test_add", "test_calc.py::test_sub"],
                                      "PASSED")))
     assert not same.ok and "without any change" in same.problem
+
+
+def test_pass_to_pass_tests_failing_with_gold_are_environment_facts(fake_task: FakeTask) -> None:
+    p2p = [f"t.py::p{n}" for n in range(4)]
+    inst = fake_task.inst.model_copy(update={"PASS_TO_PASS": p2p})
+    statuses = dict.fromkeys([*p2p, "test_calc.py::test_add"], "PASSED")
+    empty = Verdict(False, statuses=statuses | {"test_calc.py::test_add": "FAILED"})
+    one_broken = Validation.from_runs(inst, Verdict(False, statuses=statuses | {"t.py::p3": "ERROR"}),
+                                      empty)
+    assert one_broken.ok and one_broken.excluded == ["t.py::p3"]
+    most_broken = Validation.from_runs(
+        inst, Verdict(False, statuses=statuses | dict.fromkeys(p2p[:3], "FAILED")), empty)
+    assert not most_broken.ok and "3 of 4 PASS_TO_PASS" in most_broken.problem

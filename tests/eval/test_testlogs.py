@@ -40,8 +40,11 @@ def test_pytest_ignores_skip_reasons_and_colour() -> None:
 
 
 def test_sympy_verbose_output() -> None:
-    output = (DATA / "sympy_bin_test.txt").read_text()
-    statuses = parse_sympy(output)
-    assert statuses
-    assert set(statuses.values()) <= {"PASSED", "FAILED", "ERROR", "XFAIL", "SKIPPED"}
-    assert "FAILED" in statuses.values() or "ERROR" in statuses.values()
+    """sympy 1.1's `bin/test -C --verbose` on sympy__sympy-13852 without the fix."""
+    statuses = parse_sympy((DATA / "sympy_bin_test.txt").read_text())
+    assert statuses["test_zeta_eval"] == "PASSED"
+    assert statuses["test_polylog_values"] == "FAILED"
+    assert statuses["test_zeta_series"] == "ERROR"
+    # The last test's line carries the run's "[FAIL]" marker; the test is still read.
+    assert statuses["test_issue_10475"] == "ERROR"
+    assert len(statuses) == 11

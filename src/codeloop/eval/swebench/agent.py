@@ -93,6 +93,9 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     registry = default_registry()
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
     workspace = CopyWorkspace(repo, state_dir / "workspace")
+    # Point the environment's install of the project at the session's copy, so the tests the
+    # agent runs there see its edits (the judge reinstalls into its own checkout later).
+    env.prepare(workspace.path, edits=False)
     ctx = ToolContext(workspace=workspace, sandbox=VenvSandbox(SubprocessSandbox(), env),
                       limits=Limits(timeout_s=settings.budgets.command_timeout_s))
     runner = Runner(store, sid, model, registry, ctx, settings.budgets,

@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import time
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -29,6 +31,9 @@ from codeloop.eval.swebench.specs import EnvSpec
 
 BUILD_TIMEOUT_S = 1800.0
 REINSTALL_TIMEOUT_S = 600.0
+# The harness built its environments before NumPy 2 (June 2024); the code under test assumes
+# the NumPy 1 API (np.Inf, np.float_, ...). Applied to every pip call through PIP_CONSTRAINT.
+_CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
 
@@ -61,6 +66,7 @@ def base_environ(extra_path: Path | None = None) -> dict[str, str]:
     env.update({
         "PYTHONNOUSERSITE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
         "COLUMNS": "400", "LANG": env.get("LANG", "C.UTF-8"), "PYTHONIOENCODING": "utf-8",
+        "PIP_CONSTRAINT": str(_CONSTRAINTS),
     })
     return env
 
@@ -82,6 +88,14 @@ class TaskEnv:
         env["VIRTUAL_ENV"] = str(self.root / "venv")
         return env
 
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the environment alone: the project is reinstalled into it for each checkout,
+        so two evaluations must not use one environment at the same time."""
+        with (self.root / "use.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
     def prepare(self, repo: Path, *, edits: bool = True) -> ShellResult:
         """Make `repo` runnable: pre-install edits (on a fresh checkout), then reinstall it alone."""
         steps = [c for c in self.spec.pre_install if edits and not _needs_system_packages(c)]
@@ -94,10 +108,14 @@ class TaskEnv:
 
 
 def offline_reinstall(install: str) -> str:
-    """The spec's install command changed to install the project alone, from the checkout."""
+    """The spec's install command, building from the checkout with the environment's backend.
+
+    Dependencies the environment already satisfies are not fetched again, so this runs
+    offline; one a later commit added is fetched once and then stays in the environment.
+    """
     if "pip install" not in install:
         return install
-    return install.replace("pip install", "pip install --no-deps --no-build-isolation", 1)
+    return install.replace("pip install", "pip install --no-build-isolation", 1)
 
 
 def _needs_system_packages(command: str) -> bool:
@@ -180,7 +198,13 @@ class EnvBuilder:
         if spec.packages == "requirements.txt":
             reqs = root / "requirements.txt"
             reqs.write_text(_requirements_at(mirror, setup_commit, spec.requirements_paths))
-            steps.append((f"python -m pip install -r {reqs}", "install the pinned requirements"))
+            # All at once when possible; else one by one, leaving out pins PyPI no longer
+            # serves (removed stub packages and the like) and naming them in the build log.
+            listed = f"sed -e 's/[[:space:]]#.*//' -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' {reqs}"
+            steps.append((f"python -m pip install -r {reqs} || ({listed}"
+                          " | while read -r req; do python -m pip install \"$req\" "
+                          "|| echo \"SKIPPED requirement: $req\"; done)",
+                          "install the pinned requirements"))
         elif spec.packages and spec.packages != "environment.yml":
             steps.append((f"python -m pip install {spec.packages}", "install the packages"))
         if spec.pip_packages:
@@ -249,4 +273,5 @@ def _build_requires(repo: Path) -> list[str]:
         return []
     requires = data.get("build-system", {}).get("requires", [])
     # Our setuptools pin (<71) keeps old setup.py files working; a newer floor would undo it.
-    return [r for r in requires if isinstance(r, str) and not re.match(r"setuptools\b(?!_)", r)]
+    return [r for r in requires
+            if isinstance(r, str) and not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)]

@@ -103,12 +103,13 @@ class Evaluation:
         except EnvUnavailable as exc:
             base.reason = exc.reason
             return self._done(base, start)
-        check = self.bench.validate(inst, env)
-        base.excluded_tests = check.excluded
-        if not check.ok:
-            base.reason = f"environment check failed: {check.problem}"
-            return self._done(base, start)
-        self._solve(inst, env, base, frozenset(check.excluded))
+        with env.exclusive():
+            check = self.bench.validate(inst, env)
+            base.excluded_tests = check.excluded
+            if not check.ok:
+                base.reason = f"environment check failed: {check.problem}"
+                return self._done(base, start)
+            self._solve(inst, env, base, frozenset(check.excluded))
         return self._done(base, start)
 
     def check(self, inst: SweInstance) -> InstanceResult:
@@ -121,7 +122,8 @@ class Evaluation:
         except EnvUnavailable as exc:
             result.reason = exc.reason
             return self._done(result, start)
-        check = self.bench.validate(inst, env)
+        with env.exclusive():
+            check = self.bench.validate(inst, env)
         result.excluded_tests = check.excluded
         if check.ok:
             result.outcome = "resolved"
