@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -274,10 +273,10 @@ async def _tail(websocket: WebSocket, store: NotifyingStore, notifier: Notifier,
     try:
         while not closed.done():
             wake = notifier.current(session_id)
-            batch = store.read(session_id, last)
-            for stored in batch:
-                await websocket.send_text(json.dumps(event_out(stored)))
-                last = stored.seq
+            batch = store.read_wire(session_id, last)
+            for seq, message in batch:
+                await websocket.send_text(message)
+                last = seq
             if batch:
                 continue
             waiter = asyncio.ensure_future(wake.wait())

@@ -4,6 +4,7 @@ by polling for appends made by other processes (the log, not the server, is the 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -59,3 +60,13 @@ class NotifyingStore(SQLiteEventStore):
         seq = super().append(session_id, events)
         self.notifier.appended(session_id)
         return seq
+
+    def read_wire(self, session_id: str, after_seq: int) -> list[tuple[int, str]]:
+        """Events after `after_seq` as (seq, JSON message) without parsing them: the stored
+        JSON is spliced in as is, which keeps the streaming path cheap."""
+        rows = self._conn().execute(
+            "SELECT seq, type, ts, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, after_seq),
+        ).fetchall()
+        return [(int(seq), f'{{"seq":{int(seq)},"type":{json.dumps(kind)},"ts":{float(ts)!r},'
+                           f'"event":{data}}}') for seq, kind, ts, data in rows]
