@@ -27,17 +27,19 @@ import httpx
 import websockets
 
 
-def make_repo(root: Path) -> Path:
+def make_repo(root: Path, files: int) -> Path:
     repo = root / "repo"
     repo.mkdir()
-    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n" * 20)
+    for n in range(files):
+        (repo / f"mod{n}.py").write_text(f"def f{n}(a, b):\n    return a - b\n" * 20)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     return repo
 
 
 def make_script(root: Path, turns: int, think_ms: float) -> Path:
+    # A different file each turn: repeating one call would trip loop detection.
     body = [{"text": f"step {n}: reading", "tool_calls": [
-        {"name": "read_file", "arguments": {"path": "calc.py"}}]} for n in range(turns)]
+        {"name": "read_file", "arguments": {"path": f"mod{n}.py"}}]} for n in range(turns)]
     body.append({"text": "", "tool_calls": [{"name": "finish", "arguments": {"summary": "ok"}}]})
     path = root / "script.json"
     path.write_text(json.dumps({"turns": body, "delay_s": think_ms / 1000}))
@@ -61,7 +63,7 @@ def start_server(root: Path, sessions: int) -> tuple[subprocess.Popen[str], str,
 
 
 async def follow(base: str, token: str, sid: str, latencies: list[float],
-                 arrivals: list[float]) -> int:
+                 arrivals: list[float]) -> str:
     """Stream one session to its end; record the latency of each live event."""
     url = base.replace("http", "ws") + f"/sessions/{sid}/stream?token={token}"
     async with websockets.connect(url, max_size=None) as ws:
@@ -73,7 +75,7 @@ async def follow(base: str, token: str, sid: str, latencies: list[float],
                 latencies.append((now - item["ts"]) * 1000)
                 arrivals.append(now)
             if item["type"] == "session_finished":
-                return int(item["seq"])
+                return str(item["event"]["status"])
 
 
 async def run(base: str, token: str, repo: Path, script: Path, sessions: int
@@ -82,6 +84,11 @@ async def run(base: str, token: str, repo: Path, script: Path, sessions: int
     latencies: list[float] = []
     arrivals: list[float] = []
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as client:
+        # One session first, not measured: the server's first run imports and warms caches.
+        r = await client.post("/sessions", json={
+            "task": "warm-up", "repo": str(repo), "model": f"scripted:{script}"})
+        r.raise_for_status()
+        await follow(base, token, r.json()["id"], [], [])
         begin = time.time()
         tasks = []
         for n in range(sessions):
@@ -91,7 +98,9 @@ async def run(base: str, token: str, repo: Path, script: Path, sessions: int
             r.raise_for_status()
             sid = r.json()["id"]
             tasks.append(asyncio.create_task(follow(base, token, sid, latencies, arrivals)))
-        await asyncio.gather(*tasks)
+        statuses = await asyncio.gather(*tasks)
+    if set(statuses) != {"finished"}:
+        raise SystemExit(f"sessions did not all finish: {sorted(statuses)}")
     return latencies, arrivals, begin
 
 
@@ -109,7 +118,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        repo, script = make_repo(root), make_script(root, args.turns, args.think_ms)
+        repo = make_repo(root, args.turns)
+        script = make_script(root, args.turns, args.think_ms)
         proc, base, token = start_server(root, args.sessions)
         try:
             latencies, arrivals, begin = asyncio.run(

@@ -21,14 +21,11 @@ class Validated:
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
-        # Building JSON schemas costs ~3 ms a tool; the loop asks for the specs every step.
-        self._specs: list[ToolSpec] | None = None
         for tool in tools:
             self._tools[tool.name] = tool
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
-        self._specs = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -38,10 +35,8 @@ class ToolRegistry:
         return list(self._tools)
 
     def specs(self) -> list[ToolSpec]:
-        if self._specs is None:
-            self._specs = [ToolSpec(name=t.name, description=t.description,
-                                    parameters=t.schema()) for t in self._tools.values()]
-        return list(self._specs)
+        return [ToolSpec(name=t.name, description=t.description, parameters=t.schema())
+                for t in self._tools.values()]
 
     def validate(self, call: ToolCallData) -> Validated | Observation:
         """The tool and parsed arguments, or an error observation the model can act on."""
