@@ -21,7 +21,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -184,11 +183,19 @@ def main() -> None:
     aider = None if args.no_aider else AiderMap()
     results: dict[str, list[dict[str, float]]] = {"ours": [], "bm25": [], "aider_repomap": []}
     ours_ms: list[float] = []
+    skipped: list[str] = []
     index: RepoIndex | None = None
     current_repo = None
     try:
         for n, row in enumerate(rows, 1):
             mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
+            if subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
+                               row["base_commit"] + "^{commit}"], capture_output=True,
+                              check=False).returncode != 0:
+                skipped.append(row["instance_id"])
+                print(f"[{n}/{len(rows)}] {row['instance_id']}: base commit not in the mirror; "
+                      "skipped", flush=True)
+                continue
             work = checkout(mirror, args.workdir / row["repo"].replace("/", "+"),
                             row["base_commit"])
             if row["repo"] != current_repo:
@@ -252,6 +259,7 @@ def main() -> None:
     figures = {
         **ours,
         "rank_and_context_p50_ms": round(statistics.median(ours_ms), 1) if ours_ms else 0.0,
+        "skipped_instances": len(skipped),
         "baselines": {"bm25": summarise(results["bm25"]),
                       "aider_repomap": summarise(results["aider_repomap"])},
     }

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from codeloop.index.service import RepoIndex
+from codeloop.index.service import RepoIndex, open_index
+from codeloop.index.watch import IndexWatcher
 
 
 def paths_for(index: RepoIndex, query: str) -> list[str]:
@@ -111,3 +114,34 @@ def test_many_changes_rebuild_the_base_index(repo: Path) -> None:
     index.close()
     reopened = RepoIndex(repo, sweep_interval=3600)
     assert reopened.search("generated_function_200")[0].path == "shop/gen_200.py"
+
+
+def test_workspace_copy_is_seeded_from_the_repository_index(repo: Path, tmp_path: Path) -> None:
+    RepoIndex(repo).update()
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    (copy / "shop" / "pricing.py").write_text("def price_in_copy():\n    pass\n")
+    index = open_index(copy, seed=repo)
+    assert [h.path for h in index.find_symbol("price_in_copy")] == ["shop/pricing.py"]
+    assert index.find_symbol("apply_discount") == []
+    assert index.find_symbol("ShoppingCart")[0].path == "shop/cart.py"
+
+
+def test_watcher_reindexes_changed_files(repo: Path) -> None:
+    index = RepoIndex(repo, sweep_interval=3600)
+    index.update()
+    watcher = IndexWatcher(index)
+    watcher.start()
+    try:
+        time.sleep(0.3)  # let the watcher subscribe before the change
+        (repo / "shop" / "coupons.py").write_text("def redeem_coupon(code):\n    pass\n")
+        deadline = time.monotonic() + 10
+        found = []
+        while not found and time.monotonic() < deadline:
+            time.sleep(0.1)
+            # Read the table directly: find_symbol would itself re-index via a sweep.
+            found = index.db.execute(
+                "SELECT path FROM defs WHERE name='redeem_coupon'").fetchall()
+        assert found == [("shop/coupons.py",)]
+    finally:
+        watcher.stop()

@@ -72,7 +72,7 @@ FIX_SCRIPT = [
 
 
 def settings(**budgets: Any) -> Settings:
-    return Settings(sandbox=False, budgets=Budgets(**budgets))
+    return Settings(sandbox=True, budgets=Budgets(**budgets))
 
 
 def new_session(tmp: Path, repo: Path, model: Model, cfg: Settings | None = None,

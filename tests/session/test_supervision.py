@@ -157,7 +157,7 @@ def test_finish_with_other_calls_runs_finish_last(tmp_path: Path) -> None:
 
 
 def test_budget_warning_comes_before_the_stop(tmp_path: Path) -> None:
-    cfg = Settings(sandbox=False, budgets=Budgets(max_steps=5, warn_fraction=0.6))
+    cfg = Settings(budgets=Budgets(max_steps=5, warn_fraction=0.6))
     store, runner, state = run_script(tmp_path, [turn(call("read_file", path="calc.py",
                                                            start_line=1 + i % 3))
                                                  for i in range(10)], cfg)

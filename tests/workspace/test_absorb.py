@@ -30,6 +30,7 @@ mkdir -p .git/hooks && echo 'touch /tmp/pwned' > .git/hooks/pre-commit
 """
     upper = run_in_overlay(ws, script, overlay_scratch)
     assert stat.S_ISCHR(os.lstat(upper / "README.md").st_mode)  # a real whiteout
+    assert list((ws.state_dir / "layers").iterdir()) == []  # the layer was cleaned up
     changed = ws.absorb(upper)
     assert changed == ["README.md", "alias.txt", "created.txt", "docs/guide.md", "docs/only.md",
                        "scripts/run.sh", "src/app.py", "src/util.py", "src/util2.py"]
@@ -102,3 +103,18 @@ def test_file_replacing_a_directory(ws: OverlayWorkspace, tmp_path: Path) -> Non
     (upper / "docs").write_bytes(b"now a file\n")
     assert ws.absorb(upper) == ["docs", "docs/guide.md"]
     assert ws.read("docs") == b"now a file\n"
+
+
+def test_unreadable_modes_left_by_a_command_stay_readable(ws: OverlayWorkspace, repo: Path,
+                                                          tmp_path: Path) -> None:
+    upper = tmp_path / "upper"
+    (upper / "locked").mkdir(parents=True)
+    (upper / "locked/secret.txt").write_bytes(b"made unreadable\n")
+    (upper / "locked/secret.txt").chmod(0o000)
+    (upper / "locked").chmod(0o111)
+    (upper / "src").mkdir()
+    (upper / "src").chmod(0o750)
+    assert ws.absorb(upper) == ["locked/secret.txt"]
+    assert ws.read("locked/secret.txt") == b"made unreadable\n"
+    assert (ws.path / "src").stat().st_mode & 0o777 == 0o750
+    assert (repo / "src").stat().st_mode & 0o777 == 0o755

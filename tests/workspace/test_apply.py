@@ -6,8 +6,11 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from wstools import run_in_overlay, tree_hash, visible_files
 
+import codeloop.workspace.apply as apply_module
+from codeloop.workspace.errors import ApplyFailed
 from codeloop.workspace.overlay import OverlayWorkspace
 
 
@@ -122,3 +125,36 @@ def test_whole_session_leaves_the_repository_identical_until_apply(
                                   "src/app.py", "src/util.py"]
     assert ws.apply().conflicts == []
     assert visible_files(repo) == visible_files(ws.path)
+
+
+def test_a_failure_part_way_puts_everything_back(ws: OverlayWorkspace, repo: Path,
+                                                 tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ws.write("README.md", b"written first\n")
+    ws.write("src/zz.py", b"blocked\n")
+    real_put = apply_module._put
+
+    def swap_then_put(base_fd: int, rel: str, *args: object) -> None:
+        if rel == "src/zz.py":  # the user's src/ turns into a symlink mid-apply
+            (repo / "src").rename(repo / "src.moved")
+            (repo / "src").symlink_to(elsewhere)
+        real_put(base_fd, rel, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(apply_module, "_put", swap_then_put)
+    with pytest.raises(ApplyFailed, match="put back"):
+        ws.apply()
+    assert (repo / "README.md").read_bytes() == b"# demo\n"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_another_process_sees_an_apply(ws: OverlayWorkspace, repo: Path,
+                                       tmp_path: Path) -> None:
+    ws.write("src/app.py", b"applied elsewhere\n")
+    other = OverlayWorkspace(repo, tmp_path / "state")  # as `codeloop apply` would open it
+    assert other.apply().applied == ["src/app.py"]
+    assert ws.changed_files() == []  # the first object reloads the newer manifest
+    ws.write("src/app.py", b"next change\n")
+    assert ws.apply().conflicts == []
+    assert (repo / "src/app.py").read_bytes() == b"next change\n"

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ from wstools import tree_hash, visible_files
 
 from codeloop.workspace.errors import ProtectedPath, WorkspaceError, WorkspaceStateError
 from codeloop.workspace.factory import open_workspace
+from codeloop.workspace.farm import seal
 from codeloop.workspace.overlay import OverlayWorkspace
 
 
@@ -136,3 +141,51 @@ def test_copy_mode_detects_in_place_writes(repo: Path, tmp_path: Path) -> None:
     assert ws.changed_files() == ["README.md", "src/util.py"]
     assert tree_hash(repo) == before
     assert visible_files(ws.path)["README.md"].endswith(b"appended in place\n")
+
+
+def test_another_filesystem_falls_back_to_a_copy(repo: Path, tmp_path: Path) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        print("NOT EXERCISED: no second filesystem (/dev/shm) beside the test directory")
+        pytest.skip("no second filesystem to put the state on")
+    # The state must live on another filesystem than the repository; removed at the end.
+    with tempfile.TemporaryDirectory(dir=shm, prefix="codeloop-test-") as other:
+        ws = open_workspace(repo, Path(other) / "state")
+        assert ws.kind == "copy"
+        before = tree_hash(repo)
+        ws.write("src/app.py", b"edited\n")
+        assert ws.changed_files() == ["src/app.py"]
+        assert tree_hash(repo) == before
+        assert ws.apply().applied == ["src/app.py"]
+        assert (repo / "src/app.py").read_bytes() == b"edited\n"
+
+
+def test_a_new_process_reopens_the_session(ws: OverlayWorkspace, repo: Path,
+                                           tmp_path: Path) -> None:
+    ws.write("src/app.py", b"from the first process\n")
+    code = ("import sys; from pathlib import Path; "
+            "from codeloop.workspace.factory import open_workspace; "
+            "w = open_workspace(Path(sys.argv[1]), Path(sys.argv[2])); "
+            "print(w.changed_files(), w.read('src/app.py'))")
+    src = Path(__file__).resolve().parents[2] / "src"
+    out = subprocess.run([sys.executable, "-c", code, str(repo), str(tmp_path / "state")],
+                         env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "['src/app.py'] b'from the first process\\n'"
+
+
+def test_trusted_directory_stamps_still_reveal_changes(ws: OverlayWorkspace,
+                                                       repo: Path) -> None:
+    # Seal again a moment later so that every directory stamp is older than the seal and the
+    # scan skips listing unchanged directories.
+    time.sleep(0.05)
+    seal(ws._manifest, ws.path, ws.state_dir / "sealed")
+    assert set(ws._manifest.index().trusted) >= {"", "src", "docs", "scripts"}
+    assert ws.changed_files() == []
+    # Changes made behind the workspace's back, entry by entry, as a careless tool would.
+    os.unlink(ws.path / "docs/guide.md")
+    (ws.path / "src/extra.py").write_bytes(b"planted\n")
+    staged = ws.path / "scripts/.tmp"
+    staged.write_bytes(b"#!/bin/sh\necho other\n")
+    staged.replace(ws.path / "scripts/run.sh")
+    assert ws.changed_files() == ["docs/guide.md", "scripts/run.sh", "src/extra.py"]

@@ -97,14 +97,18 @@ def _argv(binary: str, lower: Path, upper: Path, work: Path, script: str) -> lis
 
 
 def run_in_overlay(ws: LayeredWorkspace, script: str, scratch: Path) -> Path:
-    """Run `script` in a real bwrap overlay over the merged view; return the upper layer."""
+    """Run `script` in a real bwrap overlay over the merged view; return a copy of the upper.
+
+    The layer comes from `ws.layer()` (removed on exit); its upper is moved to `scratch` so
+    a test can look at it before `absorb`.
+    """
     binary = bwrap_binary()
     assert binary is not None
-    n = len(list(scratch.glob("upper*")))
-    upper, work = scratch / f"upper{n}", scratch / f"work{n}"
-    upper.mkdir(parents=True)
-    work.mkdir()
-    proc = subprocess.run(_argv(binary, ws.path, upper, work, script), capture_output=True,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    return upper
+    with ws.layer() as (upper, work):
+        proc = subprocess.run(_argv(binary, ws.path, upper, work, script), capture_output=True,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+        kept = scratch / f"upper{len(list(scratch.glob('upper*')))}"
+        upper.rename(kept)
+        upper.mkdir()
+    return kept

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.approve import terminal_approver
 from codeloop.cli.render import STATUS_STYLE, JsonRenderer, LiveRenderer, diff_view
 from codeloop.config import Settings, load_settings
 from codeloop.errors import CodeloopError
@@ -26,13 +27,14 @@ from codeloop.session.runner import Control
 from codeloop.session.setup import (
     RuntimeParts,
     build_runner,
+    check_repo,
     open_store,
     session_dir,
     start_session,
 )
 from codeloop.session.state import SessionState, fold
 from codeloop.session.store import SQLiteEventStore
-from codeloop.workspace.copy import CopyWorkspace
+from codeloop.workspace.factory import open_workspace
 
 console = Console(highlight=False)
 
@@ -60,16 +62,20 @@ def session_diff(store: SQLiteEventStore, session_id: str) -> str:
     state = session_dir(row.id) / "workspace"
     if not state.exists():
         return ""
-    return CopyWorkspace(Path(row.repo), state).diff()
+    return open_workspace(Path(row.repo), state).diff()
 
 
 def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settings, model: Model,
-          json_out: bool) -> SessionState:
+          json_out: bool, new: bool = True) -> SessionState:
     """Run (or continue) a session with live output; prints the final diff for people."""
     renderer = _renderer(json_out)
+    if new:
+        for stored in store.read(session_id):
+            renderer.on_event(stored)
     control = Control()
+    approver = None if json_out else terminal_approver(console)
     runner = build_runner(store, session_id, repo, settings, model,
-                          parts=RuntimeParts(control=control),
+                          parts=RuntimeParts(control=control, approver=approver),
                           on_event=renderer.on_event, on_delta=renderer.on_delta)
     with _sigterm_as_stop(control):
         state = runner.run()
@@ -80,6 +86,9 @@ def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settin
             console.print(diff_view(diff))
         console.print(f"[dim]session {session_id} · {state.steps} steps · "
                       f"${state.cost_usd:.4f} · status {state.status}[/]")
+        if state.status == "waiting_approval":
+            console.print(f"waiting for approval: answer with [bold]codeloop resume {session_id}[/]"
+                          " in a terminal")
         if diff and state.status == "finished":
             console.print(f"review with [bold]codeloop diff {session_id}[/], apply with "
                           f"[bold]codeloop apply {session_id}[/]")
@@ -102,6 +111,7 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Work a task on a repository and hand back a diff for review."""
+        repo = check_repo(repo)
         budgets: dict[str, Any] = {k: v for k, v in {
             "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
             "wall_clock_s": timeout}.items() if v is not None}
@@ -136,7 +146,7 @@ def register(app: typer.Typer) -> None:
         settings = load_settings(Path(row.repo), {"model": model or recorded.model,
                                                   "budgets": recorded.budgets.model_dump()})
         llm = make_model(model or row.model, settings)
-        final = drive(store, row.id, Path(row.repo), settings, llm, json_out)
+        final = drive(store, row.id, Path(row.repo), settings, llm, json_out, new=False)
         raise typer.Exit(EXIT_BY_STATUS.get(final.status, 1))
 
     @app.command()

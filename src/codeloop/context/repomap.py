@@ -48,22 +48,29 @@ def build_repo_map(index: RepoIndex, focus_text: str, budget_tokens: int,
         defs = sorted(defs_by_file.get(path, []), key=lambda h: _def_order(h, focus))
         chosen = sorted(defs[:MAX_DEFS_PER_FILE], key=lambda h: h.start_line)
         title = f"{path}:"
+        block = [f"{hit.start_line:>6}│ {_indent(hit)}{hit.signature}" for hit in chosen]
+        # One count per file; line by line only for the file that reaches the budget.
+        cost = counter.count("\n".join([title, *block])) + 1
+        if used + cost <= budget_tokens:
+            lines += [title, *block]
+            used += cost
+            result.files.append(path)
+            result.shown.update((path, hit.start_line) for hit in chosen)
+            continue
         cost = counter.count(title) + 1
         if used + cost > budget_tokens:
             break
         lines.append(title)
         used += cost
         result.files.append(path)
-        for hit in chosen:
-            line = f"{hit.start_line:>6}│ {_indent(hit)}{hit.signature}"
+        for hit, line in zip(chosen, block, strict=True):
             cost = counter.count(line) + 1
             if used + cost > budget_tokens:
                 break
             lines.append(line)
             used += cost
             result.shown.add((path, hit.start_line))
-        if used >= budget_tokens:
-            break
+        break
     result.text = "\n".join(lines)
     result.tokens = counter.count(result.text)
     return result

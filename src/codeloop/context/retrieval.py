@@ -13,6 +13,8 @@ MAP_SHARE = 0.25
 MAX_SNIPPET_LINES = 120
 _SEARCH_DEPTH = 60
 _TOP_FILES = 15
+# Numbered code lines cost at least this many tokens (the number and the bar alone).
+_MIN_TOKENS_PER_LINE = 3
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
         spans = covered.setdefault(path, [])
         if any(s <= start and end <= e for s, e in spans):
             continue
+        if (end - start + 1) * _MIN_TOKENS_PER_LINE > budget_tokens - used:
+            continue  # cannot fit: skip before reading the file
         if path not in file_lines:
             file_lines[path] = index.read_lines(path)
         lines = file_lines[path]

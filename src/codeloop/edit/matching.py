@@ -7,7 +7,6 @@ hint or an end-of-file marker that singles one out, never by picking the first.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,11 +17,17 @@ from rapidfuzz import fuzz
 from codeloop.edit.errors import AmbiguousMatch, BadReplacement, NoMatch
 from codeloop.edit.normalize import (
     LineFix,
+    aligned_prefix,
+    columns,
     fit_indent,
+    fold,
     identity,
     key_fold,
     key_rstrip,
     key_strip,
+    lead,
+    scaled_levels,
+    structural,
     trailing_fix,
     unicode_fix,
 )
@@ -38,7 +43,7 @@ LEVELS = (
     "fuzzy",
 )
 ELISION_MARKERS = frozenset({"...", "…", "# ...", "// ...", "/* ... */", "# …"})
-# A line-number hint settles an ambiguity only when exactly one candidate is this close.
+# A line-number hint settles an ambiguity when one candidate is nearest to it, this close.
 HINT_SLACK = 5
 # Fuzzy matching accepts a window only this similar (0-100) and this far ahead of the
 # best window that does not overlap it.
@@ -80,6 +85,8 @@ class _Candidate:
     end: int
     align: list[Span | None]
     fix: LineFix = identity
+    # Search indent widths when the re-indent scales widths (e.g. 2 -> 4 spaces).
+    levels: set[int] | None = None
 
 
 class _Doc:
@@ -89,38 +96,44 @@ class _Doc:
         self.trailing = text.endswith("\n") or text == ""
         body = text[:-1] if text.endswith("\n") else text
         self.lines = body.split("\n") if text else []
+        self.ascii = text.isascii()
         self._keys: dict[KeyFn, list[str]] = {}
-        self._index: dict[tuple[KeyFn, bool], tuple[list[int], str, list[int]]] = {}
+        self._index: dict[tuple[KeyFn, bool], tuple[list[int], str]] = {}
+        self.scans: dict[tuple[tuple[str, ...], float], _Scan | None] = {}
 
     def keys(self, fn: KeyFn) -> list[str]:
         if fn not in self._keys:
-            self._keys[fn] = [fn(line) for line in self.lines]
+            if fn is key_fold:
+                # Folding line by line is slow (str.translate with a dict); fold once, or
+                # not at all when the file is ASCII, where folding changes nothing.
+                folded = self.lines if self.ascii else fold("\n".join(self.lines)).split("\n")
+                self._keys[fn] = [line.strip() for line in folded]
+            else:
+                self._keys[fn] = [fn(line) for line in self.lines]
         return self._keys[fn]
 
-    def index(self, fn: KeyFn, nonblank: bool) -> tuple[list[int], str, list[int]]:
-        """(file line of each indexed line, their keys joined by newlines, char offsets)."""
+    def index(self, fn: KeyFn, nonblank: bool) -> tuple[list[int], str]:
+        """(file line of each indexed line, their keys joined and newline-terminated)."""
         token = (fn, nonblank)
         if token not in self._index:
             keys = self.keys(fn)
             rows = [i for i, k in enumerate(keys) if k] if nonblank else list(range(len(keys)))
-            picked = [keys[i] for i in rows]
-            offsets, pos = [], 0
-            for k in picked:
-                offsets.append(pos)
-                pos += len(k) + 1
-            self._index[token] = (rows, "\n".join(picked) + "\n", offsets)
+            picked = [keys[i] for i in rows] if nonblank else keys
+            self._index[token] = (rows, "\n".join(picked) + "\n")
         return self._index[token]
 
     def find(self, fn: KeyFn, needle: list[str], nonblank: bool = False) -> list[int]:
         """Positions (in the index's rows) where `needle` keys occur as consecutive lines."""
-        rows, hay, offsets = self.index(fn, nonblank)
+        rows, hay = self.index(fn, nonblank)
         if not needle or not rows:
             return []
         pattern = "\n".join(needle) + "\n"
-        found, at = [], hay.find(pattern)
+        found, at, line, prev = [], hay.find(pattern), 0, 0
         while at != -1:
             if at == 0 or hay[at - 1] == "\n":
-                found.append(bisect.bisect_left(offsets, at))
+                line += hay.count("\n", prev, at)
+                prev = at
+                found.append(line)
             at = hay.find(pattern, at + 1)
         return found
 
@@ -152,13 +165,24 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
             f"the search text is empty but {path} already has content",
             "give the lines to replace as the search text, or use write_file to rewrite the file",
         )
+    S, R = split_lines(search), split_lines(replace)
+    first = 0
     if not edit.whole_lines:
         done = _substring(text, search, replace, edit, path)
         if done is not None:
             return done
+        first = 1
+    elif not edit.replace_all:
+        hits = _line_hits(text, S)
+        if len(hits) == 1:
+            return _splice(text, hits[0], S, R)
+        if hits:
+            return _splice(text, _choose_hit(text, hits, S, edit, path), S, R)
+        first = 1
     doc = _Doc(text)
-    S, R = split_lines(search), split_lines(replace)
-    for level in LEVELS[0 if edit.whole_lines else 1:]:
+    for level in LEVELS[first:]:
+        if _same_as_previous(level, text, doc, S):
+            continue
         cands = _FINDERS[level](doc, S, R)
         if not cands:
             continue
@@ -191,19 +215,81 @@ def _substring(text: str, search: str, replace: str, edit: Edit, path: str) -> E
             raise _ambiguous(path, [text.count("\n", 0, h) + 1 for h in hits], "exact (overlapping)")
         new_text = text.replace(search, replace)
     else:
-        new_text = text[: hits[0]] + replace + text[hits[0] + len(search):]
+        new_text = text[: hits[0]] + _indent_like_hit(text, hits[0], search, replace) + text[hits[0] + len(search):]
     return EditResult(new_text, "exact", text.count("\n", 0, hits[0]) + 1,
                       search.count("\n") + 1, replace.count("\n") + 1)
+
+
+def _same_as_previous(level: str, text: str, doc: _Doc, S: list[str]) -> bool:
+    """Whether `level` cannot find anything the level before it did not (a cheap skip)."""
+    if level == "trailing_whitespace":
+        return (all(s == s.rstrip() for s in S) and " \n" not in text and "\t\n" not in text
+                and not text.endswith((" ", "\t")))
+    if level == "unicode":
+        return doc.ascii and all(s.isascii() for s in S)
+    return False
+
+
+def _indent_like_hit(text: str, at: int, search: str, replace: str) -> str:
+    """Indent a multi-line replacement for a one-line search that starts after indentation.
+
+    `return x` -> `y = 1\nreturn y` written without the file's indentation means every new
+    line belongs at the search's indentation, not only the first.
+    """
+    prefix = text[text.rfind("\n", 0, at) + 1:at]
+    rest = replace.split("\n")[1:]
+    if "\n" in search or not rest or prefix.strip() or not prefix:
+        return replace
+    if all(line.startswith(prefix) for line in rest if line.strip()):
+        return replace
+    head = replace.split("\n")[0]
+    return "\n".join([head, *(prefix + line if line.strip() else line for line in rest)])
+
+
+def _line_hits(text: str, S: list[str]) -> list[int]:
+    """Character offsets where the lines S occur whole in `text` (the fast exact path)."""
+    hay = text if text.endswith("\n") else text + "\n"
+    pattern = "\n".join(S) + "\n"
+    hits, at = [], hay.find(pattern)
+    while at != -1:
+        if at == 0 or hay[at - 1] == "\n":
+            hits.append(at)
+        at = hay.find(pattern, at + 1)
+    return hits
+
+
+def _choose_hit(text: str, hits: list[int], S: list[str], edit: Edit, path: str) -> int:
+    """The one exact hit a hint or anchor singles out (offsets to lines counted incrementally)."""
+    starts, line, prev = [], 0, 0
+    for h in hits:
+        line += text.count("\n", prev, h)
+        starts.append(line)
+        prev = h
+    cands = [_Candidate(st, st + len(S), []) for st in starts]
+    chosen = _choose(_Doc(text), cands, edit, "exact", path)
+    return hits[cands.index(chosen)]
+
+
+def _splice(text: str, at: int, S: list[str], R: list[str]) -> EditResult:
+    end = at + sum(len(s) + 1 for s in S)
+    new = "\n".join(R) + "\n" if R else ""
+    if end > len(text):  # the match took the last line, which has no newline
+        new = new[:-1] if new else ""
+        if not new and at > 0:  # deleting the last line: drop the newline before it
+            at -= 1
+    return EditResult(text[:at] + new + text[end:], "exact", text.count("\n", 0, at) + 1,
+                      len(S), len(R))
 
 
 # --- finders, one per level ------------------------------------------------------------
 
 
-def _fixer(level: int, pairs: list[tuple[str, str]], R: list[str]) -> LineFix | None:
+def _fixer(level: int, pairs: list[tuple[str, str]]) -> LineFix | None:
     """The fix-up applied to new lines given the level and the aligned (search, file) lines."""
     fixes: list[LineFix] = [trailing_fix(pairs)]
     if level >= LEVELS.index("indentation"):
-        reindent = fit_indent([p for p in pairs if p[0].strip()], R) if pairs else identity
+        nonblank = [p for p in pairs if p[0].strip()]
+        reindent = (fit_indent(nonblank) or fit_indent(structural(nonblank))) if pairs else identity
         if reindent is None:
             return None
         fixes.append(reindent)
@@ -228,10 +314,11 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
         out = []
         for start in doc.find(fn, [fn(s) for s in S]):
             pairs = list(zip(S, doc.lines[start:start + len(S)], strict=True))
-            fix = _fixer(rank, pairs, R)
+            fix = _fixer(rank, pairs)
             if fix is not None:
                 out.append(_Candidate(start, start + len(S),
-                                      [(start + i, start + i + 1) for i in range(len(S))], fix))
+                                      [(start + i, start + i + 1) for i in range(len(S))], fix,
+                                      scaled_levels(pairs)))
         return out
 
     return find
@@ -254,7 +341,19 @@ def _piece_matches(doc: _Doc, S: list[str], idx: list[int]) -> list[tuple[int, i
                                       zip(nonblank[1:], files[1:], strict=False), strict=False):
             for si, fi in zip(range(s0 + 1, s1), range(f0 + 1, f1), strict=False):
                 align[si] = (fi, fi + 1)
-        out.append((files[0], files[-1] + 1, align))
+        # Blank lines at either end pair up with blank file lines just outside the match.
+        lo, hi = files[0], files[-1] + 1
+        for si in range(nonblank[0] - 1, idx[0] - 1, -1):
+            if lo == 0 or doc.lines[lo - 1].strip():
+                break
+            lo -= 1
+            align[si] = (lo, lo + 1)
+        for si in range(nonblank[-1] + 1, idx[-1] + 1):
+            if hi >= len(doc.lines) or doc.lines[hi].strip():
+                break
+            align[si] = (hi, hi + 1)
+            hi += 1
+        out.append((lo, hi, align))
     return out
 
 
@@ -270,10 +369,10 @@ def _blank_lines(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
 def _candidate(doc: _Doc, S: list[str], R: list[str], start: int, end: int,
                align: dict[int, Span], rank: int) -> _Candidate | None:
     pairs = [(S[si], doc.lines[a]) for si, (a, b) in sorted(align.items()) if b - a == 1]
-    fix = _fixer(rank, pairs, [r for r in R if not is_marker(r)])
+    fix = _fixer(rank, pairs)
     if fix is None:
         return None
-    return _Candidate(start, end, [align.get(i) for i in range(len(S))], fix)
+    return _Candidate(start, end, [align.get(i) for i in range(len(S))], fix, scaled_levels(pairs))
 
 
 def _elision(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
@@ -354,31 +453,45 @@ class _Scan:
     runner_start: int
 
 
-def fuzzy_scan(doc: _Doc, S: list[str]) -> _Scan | None:
-    """The most similar window of the file (blank lines ignored) and the best one apart from it."""
-    query_keys = [k for k in map(key_fold, S) if k]
-    rows, _, _ = doc.index(key_fold, True)
-    if not query_keys or not rows:
+def fuzzy_scan(doc: _Doc, S: list[str], cutoff: float = 0.0) -> _Scan | None:
+    """The most similar window of the file (blank lines ignored) and the best one apart from it.
+
+    Windows scoring under `cutoff` count as 0, which lets rapidfuzz skip most of them early.
+    """
+    token = (tuple(S), cutoff)
+    if token in doc.scans:
+        return doc.scans[token]
+    query = "\n".join(k for k in map(key_fold, S) if k)
+    rows, hay = doc.index(key_fold, True)
+    if not query or not rows:
         return None
-    keys = [doc.keys(key_fold)[r] for r in rows]
-    query = "\n".join(query_keys)
-    n = len(query_keys)
+    n, total = query.count("\n") + 1, len(rows)
+    offsets = [0]
+    for key in hay.split("\n")[:-1]:
+        offsets.append(offsets[-1] + len(key) + 1)
+    ends = offsets[1:]
     scored: list[tuple[float, int, int]] = []
-    for size in {max(1, n - 1), n, n + 1}:
-        for p in range(max(1, len(keys) - size + 1)):
-            score = fuzz.ratio(query, "\n".join(keys[p:p + size]))
-            scored.append((score, p, min(p + size, len(keys))))
+    for size in sorted({max(1, n - 1), n, n + 1}):
+        size = min(size, total)
+        for p in range(total - size + 1):
+            score = fuzz.ratio(query, hay[offsets[p]:ends[p + size - 1] - 1], score_cutoff=cutoff)
+            if score:
+                scored.append((score, p, p + size))
+    if not scored:
+        doc.scans[token] = None
+        return None
     scored.sort(key=lambda t: -t[0])
     best, bp, bq = scored[0]
-    runner = next(((s, p) for s, p, q in scored if q <= bp or p >= bq), (0.0, -1))
-    return _Scan(best, rows[bp], rows[bq - 1] + 1, runner[0],
-                 rows[runner[1]] if runner[1] >= 0 else -1)
+    runner = next(((sc, p) for sc, p, q in scored if q <= bp or p >= bq), (0.0, -1))
+    scan = _Scan(best, rows[bp], rows[bq - 1] + 1, runner[0], rows[runner[1]] if runner[1] >= 0 else -1)
+    doc.scans[token] = scan
+    return scan
 
 
 def _fuzzy(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
     if sum(1 for s in S if s.strip()) < 2:
         return []
-    scan = fuzzy_scan(doc, S)
+    scan = fuzzy_scan(doc, S, FUZZY_MIN - FUZZY_MARGIN)
     if scan is None or scan.best < FUZZY_MIN:
         return []
     if scan.best - scan.runner_up < FUZZY_MARGIN:
@@ -397,10 +510,11 @@ def _fuzzy(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
     exact_pairs = [(S[si], doc.lines[a]) for si, (a, _) in align.items() if skeys[si] == key_fold(doc.lines[a])]
     # New lines are placed by the indentation of the lines that match exactly; without one
     # uniform rule there is no safe place for them.
-    fix = _fixer(LEVELS.index("unicode"), exact_pairs, R)
+    fix = _fixer(LEVELS.index("unicode"), exact_pairs)
     if fix is None:
         return []
-    return [_Candidate(scan.start, scan.end, [align.get(i) for i in range(len(S))], fix)]
+    return [_Candidate(scan.start, scan.end, [align.get(i) for i in range(len(S))], fix,
+                       scaled_levels(exact_pairs))]
 
 
 _FINDERS: dict[str, Callable[[_Doc, list[str], list[str]], list[_Candidate]]] = {
@@ -450,13 +564,35 @@ def _choose(doc: _Doc, cands: list[_Candidate], edit: Edit, level: str, path: st
         pool = after or pool
     if len(pool) > 1 and edit.hint_line is not None:
         hint = edit.hint_line - 1
-        near = [c for c in pool if abs(c.start - hint) <= HINT_SLACK]
-        pool = near or pool
+        near = sorted(pool, key=lambda c: abs(c.start - hint))
+        best = abs(near[0].start - hint)
+        if best <= HINT_SLACK and abs(near[1].start - hint) > best:
+            pool = near[:1]
     if len(pool) > 1 and edit.at_eof:
         pool = [c for c in pool if c.end == len(doc.lines)] or pool
     if len(pool) == 1:
         return pool[0]
     raise _ambiguous(path, [c.start + 1 for c in pool], level)
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(S: list[str], R: list[str], elided: bool) -> list[Opcode]:
+    """How R differs from S; with elision, the i-th '...' of each side is pinned together."""
+    if not elided:
+        return list(SequenceMatcher(None, S, R, autojunk=False).get_opcodes())
+    cuts_s = [-1, *(i for i, x in enumerate(S) if is_marker(x)), len(S)]
+    cuts_r = [-1, *(j for j, x in enumerate(R) if is_marker(x)), len(R)]
+    ops: list[Opcode] = []
+    for k in range(len(cuts_s) - 1):
+        a, b = cuts_s[k] + 1, cuts_s[k + 1]
+        c, d = cuts_r[k] + 1, cuts_r[k + 1]
+        for tag, i1, i2, j1, j2 in SequenceMatcher(None, S[a:b], R[c:d], autojunk=False).get_opcodes():
+            ops.append((tag, a + i1, a + i2, c + j1, c + j2))
+        if b < len(S):
+            ops.append(("equal", b, b + 1, d, d + 1))
+    return ops
 
 
 def _patch(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) -> list[str]:
@@ -465,7 +601,7 @@ def _patch(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) 
         return list(R)
     lines, out, p = doc.lines, [], cand.start
     elided = level == "elision"
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, S, R, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(S, R, elided):
         if tag == "equal":
             for si in range(i1, i2):
                 span = cand.align[si]
@@ -483,9 +619,26 @@ def _patch(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) 
         if spans:
             out.extend(lines[p:spans[0][0]])
             p = max(p, spans[-1][1])
-        out.extend(cand.fix(r) for r in R[j1:j2])
+        for j in range(j1, j2):
+            out.append(_fix_new(cand, R, j, out))
     out.extend(lines[p:cand.end])
     return out
+
+
+def _fix_new(cand: _Candidate, R: list[str], j: int, out: list[str]) -> str:
+    """A new line fitted to the file.
+
+    Under a scaled indent (say 2 -> 4 spaces), a continuation line the model aligned under
+    the previous line's open bracket is aligned under the same bracket in the file's text.
+    """
+    line = cand.fix(R[j])
+    width = columns(lead(R[j]))
+    if cand.levels is not None and out and j > 0 and width not in cand.levels:
+        theirs = aligned_prefix(R[j - 1])
+        ours = aligned_prefix(out[-1])
+        if theirs is not None and ours is not None and columns(theirs) == width:
+            return ours + line.lstrip()
+    return line
 
 
 def _apply_one(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) -> EditResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from itertools import pairwise
 
 from codeloop.edit.errors import BadReplacement
 
@@ -47,14 +48,14 @@ def identity(line: str) -> str:
 
 
 def unicode_fix(pairs: list[tuple[str, str]]) -> LineFix:
-    """Fold, in new lines, the non-ASCII characters the search had where the file has ASCII."""
-    bad: set[str] = set()
-    for search, found in pairs:
-        bad.update(c for c in search if c in _NON_ASCII_FOLD and c not in found)
-    if not bad:
+    """Fold typographic characters in new lines once the search shows the model substituting them.
+
+    A search with curly quotes where the file has straight ones means the model's text was
+    typographically rewritten; its new lines almost surely were too.
+    """
+    if not any(c in _NON_ASCII_FOLD and c not in found for search, found in pairs for c in search):
         return identity
-    table = {ord(c): FOLD[c] for c in bad}
-    return lambda line: line.translate(table)
+    return fold
 
 
 def trailing_fix(pairs: list[tuple[str, str]]) -> LineFix:
@@ -64,11 +65,10 @@ def trailing_fix(pairs: list[tuple[str, str]]) -> LineFix:
     return identity
 
 
-def fit_indent(pairs: list[tuple[str, str]], other_lines: list[str]) -> LineFix | None:
+def fit_indent(pairs: list[tuple[str, str]]) -> LineFix | None:
     """A re-indenter mapping the search's indentation onto the file's, or None if not uniform.
 
-    `pairs` are (search line, file line) for aligned non-blank lines; `other_lines` are the
-    replacement's lines, consulted for the search's indent unit when tabs and spaces differ.
+    `pairs` are (search line, file line) for aligned non-blank lines.
     """
     leads = [(lead(s), lead(f)) for s, f in pairs if s.strip()]
     if all(s == f for s, f in leads):
@@ -82,7 +82,7 @@ def fit_indent(pairs: list[tuple[str, str]], other_lines: list[str]) -> LineFix 
         prefix = first_s[: len(first_s) - len(first_f)]
         if all(s == prefix + f for s, f in leads):
             return _remove_prefix(prefix)
-    return _fit_linear(leads, [lead(x) for x in other_lines if x.strip()])
+    return _fit_table(leads)
 
 
 def _add_prefix(prefix: str) -> LineFix:
@@ -104,40 +104,108 @@ def _remove_prefix(prefix: str) -> LineFix:
     return fix
 
 
-def _fit_linear(leads: list[tuple[str, str]], other_leads: list[str]) -> LineFix | None:
-    """Fit file_width = a * search_width + b when each side indents with one character."""
-    file_chars = set("".join(f for _, f in leads))
-    search_chars = set("".join(s for s, _ in leads) + "".join(other_leads))
-    if len(file_chars) != 1 or len(search_chars) > 1:
-        return None
-    file_char = file_chars.pop()
-    widths: dict[int, int] = {}
-    for s, f in leads:
-        if widths.setdefault(len(s), len(f)) != len(f):
-            return None
-    levels = sorted(widths)
-    if len(levels) >= 2:
-        s1, s2 = levels[0], levels[-1]
-        a = Fraction(widths[s2] - widths[s1], s2 - s1)
-        b = widths[s1] - a * s1
-    elif levels[0] > 0 and search_chars and search_chars != {file_char}:
-        a, b = Fraction(widths[levels[0]], levels[0]), Fraction(0)
-    else:
-        return None
-    if a <= 0 or any(a * s + b != f for s, f in widths.items()):
-        return None
+def scaled_levels(pairs: list[tuple[str, str]]) -> set[int] | None:
+    """The search's indent widths (columns) if the file's indent unit differs from the search's.
 
+    Under such a scaling, a continuation line aligned under a bracket cannot be mapped by
+    width alone; the caller refuses new continuation lines at widths not seen here.
+    """
+    leads = [(_columns(lead(s), 4), _columns(lead(f), 4)) for s, f in pairs if s.strip()]
+    levels = sorted(set(leads))
+    if len(levels) < 2:
+        return None
+    (s1, f1), (s2, f2) = levels[0], levels[-1]
+    if s2 == s1 or f2 - f1 == s2 - s1:
+        return None
+    return {sw for sw, _ in leads}
+
+
+def _open_brackets(line: str) -> list[int]:
+    """Positions of the brackets `line` leaves open (quotes tracked roughly, one line)."""
+    stack: list[int] = []
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            stack.append(i)
+        elif ch in ")]}" and stack:
+            stack.pop()
+    return stack
+
+
+def aligned_prefix(prev: str) -> str | None:
+    """The indentation that aligns a continuation line with `prev`'s last open bracket.
+
+    None when no bracket is left open or when it ends the line (a hanging indent then
+    follows the indent width instead).
+    """
+    stack = _open_brackets(prev)
+    if not stack or not prev[stack[-1] + 1:].split("#")[0].strip():
+        return None
+    return "".join(c if c == "\t" else " " for c in prev[: stack[-1] + 1])
+
+
+def structural(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The pairs whose indentation is block structure, not continuation-line alignment."""
+    return [p for i, p in enumerate(pairs) if i == 0 or not _open_brackets(pairs[i - 1][0])]
+
+
+def columns(ws: str, tab: int = 4) -> int:
+    return _columns(ws, tab)
+
+
+def _columns(ws: str, tab: int) -> int:
+    col = 0
+    for ch in ws:
+        col = (col // tab + 1) * tab if ch == "\t" else col + 1
+    return col
+
+
+def _fit_table(leads: list[tuple[str, str]]) -> LineFix | None:
+    """Map search indent widths to file widths, in columns, when the map is strictly increasing.
+
+    A table rather than one linear rule, so continuation lines aligned under a bracket keep
+    fitting after a 4-to-2-space or tabs-to-spaces rewrite.
+    """
+    file_tabs = any("\t" in f for _, f in leads)
+    for tab in (4, 8, 2):
+        table: dict[int, int] = {}
+        if any(table.setdefault(_columns(s, tab), _columns(f, tab)) != _columns(f, tab)
+               for s, f in leads):
+            continue
+        levels = sorted(table)
+        if any(table[a] >= table[b] for a, b in pairwise(levels)):
+            continue
+        slope = (Fraction(table[levels[-1]] - table[levels[0]], levels[-1] - levels[0])
+                 if len(levels) > 1 else Fraction(1))
+        return _table_fix(table, slope, tab, file_tabs)
+    return None
+
+
+def _table_fix(table: dict[int, int], slope: Fraction, tab: int, file_tabs: bool) -> LineFix:
     def fix(line: str) -> str:
         if not line.strip():
             return line
         ws = lead(line)
-        width = a * len(ws) + b
-        if (ws and set(ws) != search_chars) or width < 0 or width.denominator != 1:
+        width = Fraction(_columns(ws, tab))
+        if width not in table:
+            near = min(table, key=lambda k: (abs(k - width), k))
+            width = table[near] + slope * (width - near)
+        else:
+            width = Fraction(table[int(width)])
+        if width < 0 or width.denominator != 1:
             raise BadReplacement(
                 f"the replacement line {line.strip()!r} has indentation that does not map onto "
                 "the file's indentation",
                 "send the search and replacement with the file's own indentation",
             )
-        return file_char * int(width) + line[len(ws):]
+        cols = int(width)
+        pad = "\t" * (cols // tab) + " " * (cols % tab) if file_tabs else " " * cols
+        return pad + line[len(ws):]
 
     return fix

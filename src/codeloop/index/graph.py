@@ -1,6 +1,6 @@
 """The file graph (who references or imports whom) and PageRank personalised to a focus.
 
-numpy, not pure Python: the power iteration runs over every edge ~30 times; on sympy that
+numpy and scipy.sparse (both already required by bm25s), not pure Python: the power iteration runs over every edge ~30 times; on sympy that
 is ~100k edges, milliseconds with vectorised bincount and about a second in a Python loop.
 """
 
@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import sparse
 
 DAMPING = 0.85
 ITERATIONS = 30
+TOLERANCE = 1e-6
 # A name defined in many files (`__init__`, `get`) says little about which one is meant.
 _COMMON_NAME_FILES = 5
 
@@ -30,6 +33,10 @@ class FileGraph:
     edge_name: NDArray[np.int64]  # -1 for import edges
     names: dict[str, int] = field(default_factory=dict)
     defined_in: dict[str, list[str]] = field(default_factory=dict)
+    # The same edges summed per (src, dst) pair: what the power iteration walks.
+    pair_src: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    pair_dst: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    pair_weight: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
 
 def _module_candidates(module: str, importer: str) -> list[str]:
@@ -64,10 +71,9 @@ def build_graph(db: sqlite3.Connection) -> FileGraph:
     for name, path in db.execute("SELECT DISTINCT name, path FROM defs"):
         defined_in[str(name)].append(str(path))
     names: dict[str, int] = {}
-    src: list[int] = []
-    dst: list[int] = []
-    weight: list[float] = []
-    edge_name: list[int] = []
+    # array, not list: ~300k edges on sympy cost 10 MB here instead of ~40 MB of objects.
+    src, dst, edge_name = array("q"), array("q"), array("q")
+    weight = array("d")
     rows = db.execute("SELECT path, name, COUNT(*) FROM refs GROUP BY path, name")
     for path, name, count in rows:
         targets = defined_in.get(name)
@@ -93,11 +99,18 @@ def build_graph(db: sqlite3.Connection) -> FileGraph:
                 weight.append(1.0)
                 edge_name.append(-1)
                 break
-    return FileGraph(
-        paths, index, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
-        np.array(weight, dtype=np.float64), np.array(edge_name, dtype=np.int64),
+    graph = FileGraph(
+        paths, index, np.frombuffer(src, dtype=np.int64), np.frombuffer(dst, dtype=np.int64),
+        np.frombuffer(weight, dtype=np.float64), np.frombuffer(edge_name, dtype=np.int64),
         names, dict(defined_in),
     )
+    n = max(1, len(paths))
+    pair = graph.src * n + graph.dst
+    unique, inverse = np.unique(pair, return_inverse=True)
+    graph.pair_src, graph.pair_dst = unique // n, unique % n
+    graph.pair_weight = np.bincount(inverse, weights=graph.weight,
+                                    minlength=len(unique)).astype(np.float64)
+    return graph
 
 
 def pagerank(graph: FileGraph, personal: dict[str, float],
@@ -113,16 +126,27 @@ def pagerank(graph: FileGraph, personal: dict[str, float],
         if i is not None:
             p[i] += share
     p = p / p.sum() if p.sum() > 0 else np.full(n, 1.0 / n)
-    w = graph.weight.copy()
+    src, dst, w = graph.pair_src, graph.pair_dst, graph.pair_weight
     if boosted_names:
         ids = [graph.names[nm] for nm in boosted_names if nm in graph.names]
         if ids:
-            w[np.isin(graph.edge_name, ids)] *= 10.0
-    out_sum = np.bincount(graph.src, weights=w, minlength=n)
-    norm = np.divide(w, out_sum[graph.src], out=np.zeros_like(w), where=out_sum[graph.src] > 0)
+            # Edges naming a boosted identifier count ten times: add nine more copies.
+            hit = np.isin(graph.edge_name, ids)
+            src = np.concatenate([src, graph.src[hit]])
+            dst = np.concatenate([dst, graph.dst[hit]])
+            w = np.concatenate([w, graph.weight[hit] * 9.0])
+    out_sum = np.bincount(src, weights=w, minlength=n)
+    norm = np.divide(w, out_sum[src], out=np.zeros_like(w), where=out_sum[src] > 0)
     dangling = out_sum == 0
+    # A sparse matrix-vector product per iteration: ~10x faster than bincount over the edges.
+    transition = sparse.csr_matrix((norm, (dst, src)), shape=(n, n))
     rank = p.copy()
     for _ in range(ITERATIONS):
-        spread = np.bincount(graph.dst, weights=rank[graph.src] * norm, minlength=n)
-        rank = DAMPING * (spread + rank[dangling].sum() * p) + (1 - DAMPING) * p
+        spread = transition @ rank
+        new: NDArray[np.float64] = DAMPING * (spread + rank[dangling].sum() * p) + \
+            (1 - DAMPING) * p
+        done = float(np.abs(new - rank).sum()) < TOLERANCE
+        rank = new
+        if done:
+            break
     return rank

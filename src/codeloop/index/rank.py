@@ -49,7 +49,8 @@ def _code_like(word: str) -> bool:
                                                                   len(word) > 3)
 
 
-def _path_mentions(text: str, paths: list[str]) -> dict[str, float]:
+def _suffix_map(paths: list[str]) -> dict[str, list[str]]:
+    """Every path suffix (and dotted module name) to the files it names."""
     by_suffix: dict[str, list[str]] = defaultdict(list)
     for p in paths:
         parts = p.split("/")
@@ -59,6 +60,10 @@ def _path_mentions(text: str, paths: list[str]) -> dict[str, float]:
             dotted = p[:-3].replace("/", ".")
             by_suffix[dotted].append(p)
             by_suffix[dotted.removesuffix(".__init__")].append(p)
+    return dict(by_suffix)
+
+
+def _path_mentions(text: str, by_suffix: dict[str, list[str]]) -> dict[str, float]:
     found: dict[str, float] = {}
     for m in _PATHLIKE.findall(text):
         m = m.strip("./")
@@ -71,7 +76,8 @@ def _path_mentions(text: str, paths: list[str]) -> dict[str, float]:
 
 def focus_of(index: RepoIndex, text: str) -> Focus:
     """Files and identifiers `text` mentions that exist in the repository."""
-    focus = Focus(files=_path_mentions(text, index.paths()))
+    suffixes = index.memo("path_suffixes", lambda: _suffix_map(index.paths()))
+    focus = Focus(files=_path_mentions(text, suffixes))
     words: set[str] = set()
     for token in _IDENT.findall(text):
         for part in token.split("."):
@@ -97,7 +103,7 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50,
     lists: dict[str, list[str]] = {}
     lists["files"] = [p for p, _ in index.rank_files_lexical(text, _LEXICAL_DEPTH)]
     best_chunk: dict[str, float] = {}
-    for hit in index.search(text, _LEXICAL_DEPTH):
+    for hit in index.search(text, _LEXICAL_DEPTH, verify=False):
         best_chunk[hit.path] = max(best_chunk.get(hit.path, 0.0), hit.score)
     lists["chunks"] = sorted(best_chunk, key=lambda p: -best_chunk[p])
     lists["mentions"] = sorted(focus.files, key=lambda p: -focus.files[p])

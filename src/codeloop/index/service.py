@@ -12,6 +12,7 @@ file and the query is run again.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sqlite3
 import threading
 import time
@@ -102,8 +103,11 @@ class RepoIndex:
     """The index of one directory, stored under the cache dir (see `store.index_dir`)."""
 
     def __init__(self, root: Path, cache: Path | None = None,
-                 sweep_interval: float = SWEEP_INTERVAL_S) -> None:
+                 sweep_interval: float = SWEEP_INTERVAL_S, background_sweeps: bool = False
+                 ) -> None:
         self.root = root.resolve()
+        self.background_sweeps = background_sweeps
+        self._sweeper: threading.Thread | None = None
         self.dir = store.index_dir(self.root, cache)
         self.db = store.connect(self.dir / "index.sqlite")
         self.sweep_interval = sweep_interval
@@ -111,6 +115,8 @@ class RepoIndex:
         self._chunks = LexicalIndex()
         self._files = LexicalIndex()
         self._graph: FileGraph | None = None
+        self._generation = 0
+        self._memo: dict[str, object] = {}
         # During a cold build the terms go straight to one bm25s build, not via the overlay.
         self._bulk: tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]] | None = None
         self._last_sweep = 0.0
@@ -118,6 +124,8 @@ class RepoIndex:
         self._load_lexical()
 
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.join()
         with self._lock:
             self.db.close()
 
@@ -125,8 +133,9 @@ class RepoIndex:
 
     def update(self) -> UpdateStats:
         """Sweep the whole tree: add, re-index and drop files so the index matches the disk."""
+        started = time.perf_counter()
+        entries = list(walk(self.root))  # outside the lock: queries go on while we walk
         with self._lock:
-            started = time.perf_counter()
             stats = UpdateStats()
             known = {str(p): (int(s), int(m), str(h)) for p, s, m, h in
                      self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
@@ -135,7 +144,7 @@ class RepoIndex:
                 self._bulk = ([], [])
             self.db.execute("BEGIN")
             try:
-                for entry in walk(self.root):
+                for entry in entries:
                     stats.scanned += 1
                     seen.add(entry.rel)
                     old = known.get(entry.rel)
@@ -157,8 +166,6 @@ class RepoIndex:
                 self.db.execute("ROLLBACK")
                 self._bulk = None
                 raise
-            if stats.touched:
-                self._graph = None
             bulk, self._bulk = self._bulk, None
             if bulk is not None and bulk[0]:
                 self._build_lexical(*bulk)
@@ -172,10 +179,18 @@ class RepoIndex:
             return stats
 
     def ensure_fresh(self) -> None:
-        """Sweep if HEAD moved or the last sweep is older than `sweep_interval`."""
-        head = git_head(self.root)
-        if head != self._head or time.monotonic() - self._last_sweep > self.sweep_interval:
+        """Sweep now if HEAD moved; sweep (in the background if so configured) when the last
+        sweep is older than `sweep_interval`. Served hits are hash-checked either way."""
+        if git_head(self.root) != self._head:
             self.update()
+        elif time.monotonic() - self._last_sweep > self.sweep_interval:
+            if not self.background_sweeps:
+                self.update()
+            elif self._sweeper is None or not self._sweeper.is_alive():
+                self._last_sweep = time.monotonic()
+                self._sweeper = threading.Thread(target=self.update, daemon=True,
+                                                 name="codeloop-index-sweep")
+                self._sweeper.start()
 
     def notify_changed(self, paths: Iterable[str]) -> None:
         """Re-index these files now (relative paths; a missing file is dropped)."""
@@ -193,7 +208,6 @@ class RepoIndex:
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
-            self._graph = None
 
     def _refresh_file(self, rel: str, old_hash: str | None) -> str:
         """Bring one file's rows up to date; returns "added", "changed", "same" or "removed"."""
@@ -217,12 +231,26 @@ class RepoIndex:
         self._insert(rel, st.st_size, st.st_mtime_ns, digest, analyse(rel, data))
         return "added" if old_hash is None else "changed"
 
+    def _changed(self) -> None:
+        self._generation += 1
+        self._memo.clear()
+        self._graph = None
+
+    def memo(self, name: str, factory: Callable[[], T]) -> T:
+        """A value derived from the index, cached until the next change."""
+        with self._lock:
+            if name not in self._memo:
+                self._memo[name] = factory()
+            return self._memo[name]  # type: ignore[return-value]
+
     def _drop(self, rel: str) -> None:
+        self._changed()
         for chunk_id in store.delete_file_rows(self.db, rel):
             self._chunks.remove(str(chunk_id))
         self._files.remove(rel)
 
     def _insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
+        self._changed()
         db = self.db
         db.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?)",
                    (rel, size, mtime_ns, digest, a.language, int(a.indexed), a.lines))
@@ -363,8 +391,9 @@ class RepoIndex:
                 self.notify_changed(dict.fromkeys(stale))
             return []
 
-    def search(self, query: str, limit: int = 10) -> list[ChunkHit]:
-        """The chunks that best match `query` (BM25 over code-aware terms)."""
+    def search(self, query: str, limit: int = 10, verify: bool = True) -> list[ChunkHit]:
+        """The chunks that best match `query` (BM25 over code-aware terms). With
+        `verify=False` hits carry no text and skip the disk check: for ranking only."""
         q = terms(query)
 
         def produce() -> list[ChunkHit]:
@@ -382,6 +411,10 @@ class RepoIndex:
             text = "\n".join(lines[hit.start_line - 1:hit.end_line])
             return ChunkHit(hit.path, hit.start_line, hit.end_line, hit.symbol, hit.score, text)
 
+        if not verify:
+            self.ensure_fresh()
+            with self._lock:
+                return produce()
         return self._serve(produce, lambda h: h.path, finish)
 
     def rank_files_lexical(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
@@ -445,26 +478,29 @@ class RepoIndex:
             return self._graph
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
-        out: dict[str, list[SymbolHit]] = {p: [] for p in paths}
-        for start in range(0, len(paths), 500):
-            part = paths[start:start + 500]
-            marks = ",".join("?" * len(part))
-            for row in self.db.execute(
-                    "SELECT path, name, kind, start_line, end_line, signature, parent FROM defs "
-                    f"WHERE path IN ({marks}) ORDER BY path, start_line", part):
-                out[row[0]].append(SymbolHit(*row))
+        by_path = self.memo("defs_by_path", self._load_definitions)
+        return {p: by_path.get(p, []) for p in paths}
+
+    def _load_definitions(self) -> dict[str, list[SymbolHit]]:
+        out: dict[str, list[SymbolHit]] = {}
+        for row in self.db.execute("SELECT path, name, kind, start_line, end_line, signature, "
+                                   "parent FROM defs ORDER BY path, start_line"):
+            out.setdefault(row[0], []).append(SymbolHit(*row))
         return out
 
     def files_defining(self, names: Iterable[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for name in set(names):
-            out[name] = [str(r[0]) for r in self.db.execute(
-                "SELECT DISTINCT path FROM defs WHERE name=?", (name,))]
+        with self._lock:
+            for name in set(names):
+                out[name] = [str(r[0]) for r in self.db.execute(
+                    "SELECT DISTINCT path FROM defs WHERE name=?", (name,))]
         return out
 
     def paths(self) -> list[str]:
-        return [str(r[0]) for r in self.db.execute(
-            "SELECT path FROM files WHERE indexed=1 ORDER BY path")]
+        def load() -> list[str]:
+            return [str(r[0]) for r in self.db.execute(
+                "SELECT path FROM files WHERE indexed=1 ORDER BY path")]
+        return list(self.memo("paths", load))
 
     def stats(self) -> dict[str, int]:
         def count(sql: str) -> int:
@@ -488,13 +524,21 @@ _OPEN: dict[tuple[Path, Path | None], RepoIndex] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_index(root: Path, cache: Path | None = None) -> RepoIndex:
-    """The index for `root`, opened once per process and path (and brought up to date)."""
+def open_index(root: Path, cache: Path | None = None, seed: Path | None = None) -> RepoIndex:
+    """The index for `root`, opened once per process and path (and brought up to date).
+
+    `seed` is a tree `root` was copied from (a workspace's source repository): if `root` has
+    no index yet and `seed` has one, it is copied first, so only the files that differ are
+    parsed (copies keep modification times; paths in the index are relative)."""
     key = (root.resolve(), cache if cache is not None else store.cache_root())
     with _OPEN_LOCK:
         index = _OPEN.get(key)
         if index is None:
-            index = RepoIndex(root, key[1])
+            target = store.index_dir(root, key[1])
+            source = store.index_dir(seed, key[1]) if seed is not None else None
+            if source is not None and source.is_dir() and not target.exists():
+                shutil.copytree(source, target)
+            index = RepoIndex(root, key[1], background_sweeps=True)
             index.update()
             _OPEN[key] = index
         return index

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -52,7 +53,7 @@ def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def retry_after_seconds(headers: httpx.Headers | None) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     if headers is None:
         return None
     for key in ("retry-after-ms", "retry-after"):

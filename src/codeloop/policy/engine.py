@@ -3,6 +3,7 @@ its output. Fails closed: an error while deciding is a deny."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -42,10 +43,11 @@ _MODE_DEFAULTS: dict[str, dict[str, Action]] = {
     "auto-edit": {"read": "allow", "write": "allow", "execute": "ask", "network": "ask"},
     "full-auto": {"read": "allow", "write": "allow", "execute": "allow", "network": "allow"},
 }
-_SECRET_FILES = pathspec.PathSpec.from_lines("gitwildmatch", [
+_SECRET_FILES = pathspec.GitIgnoreSpec.from_lines([
     ".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*",
     "id_ed25519*", ".ssh/", ".aws/", ".gnupg/", ".netrc", ".npmrc", ".pypirc",
-    ".git-credentials", "credentials", "credentials.*", "*secret*", "*.kdbx",
+    ".git-credentials", "credentials", "credentials.*", "secrets", "secrets.*", "*.secret",
+    "*.secrets", "*.kdbx",
 ])
 _APPROVAL_DOMAIN = "codeloop-approval-v1\n"
 
@@ -206,7 +208,7 @@ class PolicyEngine:
     def _post_tool(self, name: str, args: dict[str, Any], output: str, cwd: Path,
                    session_id: str) -> PostToolResult:
         cleaned = scrub(output)
-        flags = [f"hidden:{c}" for c in sorted(cleaned.removed) if c in SUSPICIOUS]
+        flags = [f"hidden:{c}" for c in sorted(cleaned.removed) if c in SUSPICIOUS and cleaned.removed[c]]
         findings = scan(cleaned.text) + [f for h in cleaned.hidden_text for f in scan(h)]
         flags += [f"injection:{f.kind}:line {f.line}" for f in findings]
         if cleaned.hidden_text:
@@ -239,6 +241,12 @@ class PolicyEngine:
     @staticmethod
     def remember_rule(name: str, args: dict[str, Any]) -> str:
         return remember_rule(name, args)
+
+    def allow_rule(self, text: str) -> None:
+        """Add an allow rule for the rest of the session ("approve and remember")."""
+        rule = Rule.parse(text)
+        if rule not in self.rules.allow:
+            self.rules = dataclasses.replace(self.rules, allow=(*self.rules.allow, rule))
 
 
 def approval_digest(name: str, args: dict[str, Any]) -> str:
@@ -297,11 +305,18 @@ def _reads_secret(name: str, args: dict[str, Any], cwd: Path) -> bool:
     target = describe_call(name, args, cwd)
     candidates: list[str] = []
     if target.shell is not None:
-        candidates = [a for c in target.shell.commands for a in c.argv[1:]]
+        candidates = [a for c in target.shell.commands for a in c.argv[1:] if not a.startswith("-")]
         candidates += target.shell.redirect_targets
     elif name in READ_TOOLS:
-        candidates = [s for ref in target.paths for s in ref.spellings]
-    return any(_SECRET_FILES.match_file(c.lstrip("/")) for c in candidates if c and not c.startswith("-"))
+        candidates = [_relative(s, target.roots) for ref in target.paths for s in ref.spellings]
+    return any(_SECRET_FILES.match_file(c.lstrip("/")) for c in candidates if c)
+
+
+def _relative(spelling: str, roots: tuple[str, ...]) -> str:
+    for root in roots:
+        if spelling.startswith(root.rstrip("/") + "/"):
+            return spelling[len(root.rstrip("/")) + 1:]
+    return spelling
 
 
 def wrap_untrusted(text: str, flags: list[str], notes: str = "") -> str:

@@ -52,6 +52,8 @@ class HookSpec:
     timeout: float = 10.0
 
     def __post_init__(self) -> None:
+        if self.matcher in ("", "*"):
+            return
         try:
             re.compile(self.matcher)
         except re.error as exc:

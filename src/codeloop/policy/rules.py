@@ -90,7 +90,7 @@ def _expand_braces(pattern: str) -> list[str]:
 @dataclass(frozen=True)
 class _PathPattern:
     anchor: str  # "" = the repository root; otherwise an absolute directory
-    spec: pathspec.PathSpec[Any]
+    spec: pathspec.GitIgnoreSpec
 
     @classmethod
     def parse(cls, text: str) -> _PathPattern:
@@ -104,7 +104,7 @@ class _PathPattern:
             elif pat.startswith("./"):
                 pat = "/" + pat[2:]
             lines.append(pat)
-        return cls(anchor, pathspec.PathSpec.from_lines("gitwildmatch", lines))
+        return cls(anchor, pathspec.GitIgnoreSpec.from_lines(lines))
 
     def matches(self, ref: PathRef, roots: tuple[str, ...], every: bool) -> bool:
         hits = [any(self._one(s, ref.is_dir, r) for r in roots) for s in ref.spellings]

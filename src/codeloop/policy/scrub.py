@@ -21,13 +21,20 @@ SUSPICIOUS = frozenset({
     "tag_characters", "variation_selectors",
 })
 
-_NON_PLAIN = re.compile(r"[^\t\n\x20-\x7e]")
+_HIDDEN_ANY = re.compile(
+    r"[\U000e0000-\U000e01ef\ufe00-\ufe0f\u202a-\u202e\u2066-\u2069\u200b-\u200f\u061c\u2060"
+    r"\ufeff\u180e\u00ad\u034f\u115f\u1160\u17b4\u17b5\u2061-\u2064\u206a-\u206f\u3164\uffa0"
+    r"\ufff9-\ufffb]")
+_PRINTABLE_HIDDEN = re.compile(
+    r"[\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 _ESCAPES = re.compile(
     r"(?P<osc>(?:\x1b\]|\x9d)(?P<osc_body>[^\x07\x1b\x9c\n]*)(?:\x07|\x1b\\|\x9c)?)"
     r"|(?P<dcs>(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c\n]*(?:\x1b\\|\x9c)?)"
     r"|(?P<csi>(?:\x1b\[|\x9b)(?P<params>[0-?]*)[ -/]*(?P<final>[@-~])?)"
     r"|(?P<esc>\x1b[ -/]*[0-~]?)"
 )
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+_SGR_WITH_8 = re.compile(r"\x1b\[((?:[0-9:]*;)*8(?:;[0-9;:]*)?)m")
 _C1 = re.compile(r"[\x80-\x9f]")
 _C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -60,16 +67,51 @@ class ScrubResult:
 def scrub(text: str) -> ScrubResult:
     """Remove escapes and hidden characters from `text`."""
     result = ScrubResult(text)
-    if not _NON_PLAIN.search(text):
+    if _plain(text):
         return result
-    text = _ESCAPES.sub(lambda m: _escape(m, result), text)
-    text = _count_sub(_C1, "c1_control", text, result)
-    text = text.replace("\r\n", "\n")
-    text = _count_sub(_LONE_CR, "carriage_return", text, result, "\n")
+    ascii_only = text.isascii()
+    has_c1 = not ascii_only and _C1.search(text) is not None
+    if "\x1b[" in text:  # colours are most escapes by far: strip them without a callback each
+        concealed = sum(_conceals(params) for params in _SGR_WITH_8.findall(text))
+        text, n = _SGR.subn("", text)
+        if concealed:
+            result.removed["concealed_text"] += concealed
+        if n > concealed:
+            result.removed["color"] += n - concealed
+    if "\x1b" in text or has_c1:
+        text = _ESCAPES.sub(lambda m: _escape(m, result), text)
+    if has_c1:
+        text = _count_sub(_C1, "c1_control", text, result)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        text = _count_sub(_LONE_CR, "carriage_return", text, result, "\n")
     text = _count_sub(_C0, "c0_control", text, result)
-    text = _HIDDEN.sub(lambda m: _hidden(m, result), text)
+    if not ascii_only and _HIDDEN_ANY.search(text):
+        text = _HIDDEN.sub(lambda m: _hidden(m, result), text)
     result.text = text
     return result
+
+
+def _plain(text: str) -> bool:
+    """True when nothing needs removing: `isprintable` rejects controls and format characters
+    in C; the few invisible characters it accepts are checked separately."""
+    if not text.replace("\n", "").replace("\t", "").isprintable():
+        return False
+    return text.isascii() or not _PRINTABLE_HIDDEN.search(text)
+
+
+def _conceals(params: str) -> bool:
+    """Whether SGR parameters include 8 (conceal) rather than a 256-colour or RGB argument."""
+    codes = params.split(";")
+    i = 0
+    while i < len(codes):
+        if codes[i] in ("38", "48", "58"):
+            i += 3 if codes[i + 1:i + 2] == ["5"] else 5
+            continue
+        if codes[i] == "8":
+            return True
+        i += 1
+    return False
 
 
 def _count_sub(pattern: re.Pattern[str], category: str, text: str, result: ScrubResult,
@@ -108,7 +150,7 @@ def _escape(m: re.Match[str], result: ScrubResult) -> str:
         result.removed["device_string"] += 1
         return ""
     if m.group("csi") is not None:
-        if m.group("final") == "m" and "8" in m.group("params").split(";"):
+        if m.group("final") == "m" and _conceals(m.group("params")):
             result.removed["concealed_text"] += 1
         elif m.group("final") == "m":
             result.removed["color"] += 1
@@ -132,8 +174,8 @@ def _hidden(m: re.Match[str], result: ScrubResult) -> str:
         return ""
     if m.group("vs") is not None:
         run = m.group("vs")
-        if len(run) == 1 and run < "\U000e0100" and _emoji_base(prev):
-            return run  # VS15/VS16 after an emoji or keycap base: ordinary emoji spelling
+        if len(run) == 1 and run < "\U000e0100" and prev and (ord(prev) > 0x7F or prev in "#*0123456789"):
+            return run  # one VS15/VS16 after a symbol or keycap base: ordinary emoji spelling
         result.removed["variation_selectors"] += len(run)
         if len(run) > 1:
             data = bytes((ord(c) - 0xFE00) if c < "\U000e0100" else (ord(c) - 0xE0100 + 16) for c in run)
@@ -162,7 +204,7 @@ def _hidden(m: re.Match[str], result: ScrubResult) -> str:
 def _emoji_base(ch: str) -> bool:
     if not ch:
         return False
-    return unicodedata.category(ch) in ("So", "Sk") or ch in "#*0123456789\ufe0f" or 0x1F3FB <= ord(ch) <= 0x1F3FF
+    return unicodedata.category(ch) in ("So", "Sk") or ch == "\ufe0f" or 0x1F3FB <= ord(ch) <= 0x1F3FF
 
 
 def _letter(ch: str) -> bool:

@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from codeloop.sandbox.base import CommandResult, Limits
+from codeloop.sandbox.bwrap_info import SandboxTracker
 from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
 from codeloop.sandbox.process import run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
-from codeloop.sandbox.upper import sanitize_upper
+from codeloop.sandbox.upper import remove_tree, sanitize_upper
 
 _RUNS_DIR = "sandbox-runs"
 
@@ -45,13 +46,6 @@ def _rlimits(limits: Limits) -> Callable[[], None]:
             resource.setrlimit(which, (value, value))
 
     return apply
-
-
-@dataclass
-class _Layout:
-    mount: WorkspaceMount
-    run_dir: Path | None
-    notes: list[str]
 
 
 class BwrapSandbox:
@@ -82,13 +76,30 @@ class BwrapSandbox:
         self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
         self._extra = tuple(Path(p) for p in extra_ro_binds)
 
-    def _layout(self, cwd: Path) -> _Layout:
+    def _scratch(self, stack: ExitStack, runs: Path | None) -> tuple[Path, Path]:
+        """Fresh upper/work dirs for one command, removed when `stack` closes."""
+        layer = getattr(self.workspace, "layer", None)
+        if layer is not None:
+            upper, work = stack.enter_context(layer())
+            return Path(upper), Path(work)
+        if runs is not None:
+            runs.mkdir(exist_ok=True)
+        run_dir = Path(tempfile.mkdtemp(prefix="codeloop-run-", dir=runs))
+        # Removing overlay scratch costs milliseconds the caller need not wait for.
+        stack.callback(threading.Thread(target=remove_tree, args=(run_dir,)).start)
+        upper, work = run_dir / "upper", run_dir / "work"
+        upper.mkdir()
+        work.mkdir()
+        return upper, work
+
+    def _mount(self, cwd: Path, stack: ExitStack) -> tuple[WorkspaceMount, list[str]]:
         if self.workspace is None:
             # No workspace: the directory is visible, and writes are thrown away.
             source = cwd
             runs: Path | None = None
         else:
             source = Path(os.path.realpath(self.workspace.path))
+            # Beside the merged view, on its filesystem, so absorbing is a rename.
             runs = source.parent / _RUNS_DIR
             if cwd != source and source not in cwd.parents:
                 raise SandboxMisuse(
@@ -96,19 +107,14 @@ class BwrapSandbox:
                     "run commands from the workspace directory or below it",
                 )
         if self.caps.overlay.ok:
-            if runs is not None:
-                runs.mkdir(exist_ok=True)
-            run_dir = Path(tempfile.mkdtemp(prefix="codeloop-run-", dir=runs))
-            upper, work = run_dir / "upper", run_dir / "work"
-            upper.mkdir()
-            work.mkdir()
-            return _Layout(WorkspaceMount(source, source, upper, work), run_dir, [])
+            upper, work = self._scratch(stack, runs)
+            return WorkspaceMount(source, source, upper, work), []
         if self.workspace is not None and getattr(self.workspace, "kind", "") == "copy":
             note = "overlay unavailable: the private copy is bind-mounted writable"
-            return _Layout(WorkspaceMount(source, source, bind_writable=True), None, [note])
+            return WorkspaceMount(source, source, bind_writable=True), [note]
         if self.workspace is None:
             note = "overlay unavailable: the directory is mounted read-only"
-            return _Layout(WorkspaceMount(source, source), None, [note])
+            return WorkspaceMount(source, source), [note]
         raise SandboxUnavailable(
             "overlay mounts are unavailable and the workspace is not a private copy",
             "use a copy workspace, or a machine where `codeloop doctor` shows overlay ok",
@@ -123,14 +129,17 @@ class BwrapSandbox:
     ) -> CommandResult:
         lim = limits or Limits()
         cwd = Path(os.path.realpath(cwd))
-        layout = self._layout(cwd)
-        fd = program_fd(seccomp_program())
-        try:
+        with ExitStack() as stack:
+            mount, notes = self._mount(cwd, stack)
+            fd = program_fd(seccomp_program())
+            stack.callback(os.close, fd)
+            tracker = stack.enter_context(SandboxTracker())
             profile = Profile(
-                mount=layout.mount,
+                mount=mount,
                 cwd=cwd,
                 env=command_env(env, home="/tmp"),
                 seccomp_fd=fd,
+                info_fd=tracker.write_fd,
                 tmp_size_mb=self.tmp_size_mb,
                 shm_size_mb=self.shm_size_mb,
                 drop_to=self._drop,
@@ -142,12 +151,12 @@ class BwrapSandbox:
                 env=launcher_env(),
                 timeout_s=lim.timeout_s,
                 max_output_bytes=lim.max_output_bytes,
-                pass_fds=(fd,),
+                pass_fds=(fd, tracker.write_fd),
                 preexec_fn=_rlimits(lim),
+                started=tracker.started,
+                finished=tracker.finished,
             )
-        finally:
-            os.close(fd)
-            notes = layout.notes + self._merge(layout)
+            notes += self._merge(mount.upper)
         return CommandResult(
             exit_code=outcome.exit_code,
             output=outcome.output,
@@ -160,19 +169,20 @@ class BwrapSandbox:
             notes=notes,
         )
 
-    def _merge(self, layout: _Layout) -> list[str]:
-        """Fold the command's upper layer into the workspace, then drop the run's scratch."""
-        if layout.run_dir is None:
+    def _merge(self, upper: Path | None) -> list[str]:
+        """Fold the command's upper layer into the workspace (sanitized first)."""
+        if upper is None or self.workspace is None:
             return []
-        notes: list[str] = []
-        try:
-            upper = layout.mount.upper
-            absorb = getattr(self.workspace, "absorb", None)
-            if upper is not None and absorb is not None:
-                notes += sanitize_upper(upper)
-                absorb(upper)
-            elif upper is not None and self.workspace is not None and any(upper.iterdir()):
-                notes.append("the workspace cannot absorb command writes; they were dropped")
-        finally:
-            shutil.rmtree(layout.run_dir, ignore_errors=True)
+        absorb = getattr(self.workspace, "absorb", None)
+        if absorb is None:
+            return (
+                ["the workspace cannot absorb command writes; they were dropped"]
+                if any(upper.iterdir())
+                else []
+            )
+        notes = sanitize_upper(upper)
+        absorb(upper)
+        dropped = getattr(self.workspace, "last_dropped", None)
+        if dropped:
+            notes.append("the workspace refused: " + ", ".join(map(str, dropped)))
         return notes

@@ -55,6 +55,7 @@ class Profile:
     shm_size_mb: int
     drop_to: tuple[int, int] | None = None
     extra_ro_binds: Sequence[Path] = field(default_factory=tuple)
+    info_fd: int | None = None
 
 
 def _system_view() -> list[str]:
@@ -134,6 +135,8 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     for key, value in sorted(profile.env.items()):
         args += ["--setenv", key, value]
     args += ["--seccomp", str(profile.seccomp_fd)]
+    if profile.info_fd is not None:
+        args += ["--info-fd", str(profile.info_fd)]
     if drop:
         args += ["--cap-add", "CAP_SETUID,CAP_SETGID,CAP_SETPCAP,CAP_DAC_OVERRIDE", "--"]
         assert profile.drop_to is not None

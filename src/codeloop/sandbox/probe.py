@@ -170,12 +170,15 @@ def probe() -> Capabilities:
     if root and not shutil.which("setpriv", path="/usr/bin"):
         caps.uid_drop = Probe(False, f"{SETPRIV} missing (util-linux)")
         drop = None
-    caps.bwrap = _trial(bwrap, drop, overlay=False, script="id -u")
+    started = _trial(bwrap, drop, overlay=False, script="id -u")
+    caps.bwrap = (
+        Probe(True, f"starts; commands run as uid {started.detail}") if started.ok else started
+    )
     if root and drop is not None:
         caps.uid_drop = (
             Probe(True, f"commands run as uid {drop[0]} via setpriv")
-            if caps.bwrap.ok and caps.bwrap.detail == str(drop[0])
-            else Probe(False, caps.bwrap.detail)
+            if started.ok and started.detail == str(drop[0])
+            else Probe(False, f"the command did not run as uid {drop[0]}: {started.detail}")
         )
     if caps.bwrap.ok:
         caps.overlay = _trial(bwrap, drop, overlay=True, script="echo x > probe")

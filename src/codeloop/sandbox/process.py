@@ -62,9 +62,15 @@ def run_process(
     preexec_fn: Callable[[], None] | None = None,
     user: int | None = None,
     group: int | None = None,
+    started: Callable[[], None] | None = None,
+    finished: Callable[[], None] | None = None,
 ) -> ProcessOutcome:
-    """Start `argv` in a new session, stream its output, and kill its process group at the end."""
-    started = time.monotonic()
+    """Start `argv` in a new session, stream its output, and kill its process group at the end.
+
+    `started` runs right after the spawn, `finished` after the kill (backends hook their
+    bookkeeping there).
+    """
+    t0 = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -80,9 +86,11 @@ def run_process(
         extra_groups=[] if group is not None else None,
     )
     assert proc.stdout is not None
+    if started is not None:
+        started()
     capture = HeadTail(max_output_bytes)
     timed_out = False
-    deadline = started + timeout_s
+    deadline = t0 + timeout_s
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
     with selectors.DefaultSelector() as sel:
@@ -111,6 +119,8 @@ def run_process(
                     break
                 capture.feed(chunk)
     _kill_group(proc.pid)
+    if finished is not None:
+        finished()
     proc.stdout.close()
     try:
         code = proc.wait(timeout=5)
@@ -123,6 +133,6 @@ def run_process(
         output=text,
         truncated=truncated,
         output_bytes=capture.total,
-        duration_ms=(time.monotonic() - started) * 1000,
+        duration_ms=(time.monotonic() - t0) * 1000,
         timed_out=timed_out,
     )

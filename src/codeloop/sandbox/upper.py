@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -33,3 +34,13 @@ def sanitize_upper(upper: Path) -> list[str]:
                 os.chmod(full, stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID))
                 changed.append(f"cleared setuid/setgid on {rel}")
     return changed
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a run's scratch, including the kernel's mode-000 overlay `work/work` dir."""
+    for dirpath, dirnames, _files in os.walk(path):
+        for name in dirnames:
+            full = os.path.join(dirpath, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o700)
+    shutil.rmtree(path, ignore_errors=True)

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from codeloop.config import Settings, load_settings
 from codeloop.errors import CodeloopError, SessionNotFound
@@ -24,13 +24,14 @@ from codeloop.events import (
 )
 from codeloop.llm.factory import make_model
 from codeloop.llm.types import Model
-from codeloop.policy import PolicyEngine, remember_rule
+from codeloop.policy import remember_rule
 from codeloop.server.notify import NotifyingStore
 from codeloop.server.pool import WorkerPool
-from codeloop.session.runner import Control, Policy
+from codeloop.session.runner import Control
 from codeloop.session.setup import (
     RuntimeParts,
     build_runner,
+    make_policy,
     open_workspace_and_sandbox,
     session_dir,
     start_session,
@@ -72,18 +73,6 @@ def session_settings(state: SessionState) -> Settings:
         permissions["allow"] = [*permissions.get("allow", []), *rules]
         settings = settings.model_copy(update={"permissions": permissions})
     return settings
-
-
-def make_policy(settings: Settings) -> Policy:
-    """The policy engine for the session's settings (remembered rules included)."""
-    engine = PolicyEngine.from_config(
-        {"permissions": settings.permissions, "hooks": settings.hooks,
-         "approval_mode": settings.approval_mode},
-        sandboxed=settings.sandbox,
-    )
-    # The runner's Policy protocol types `tier` as str; the engine narrows it to Tier, which
-    # is what the runner passes (a tool's tier), so the call is sound.
-    return cast(Policy, engine)
 
 
 class SessionService:

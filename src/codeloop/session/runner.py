@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -43,6 +43,7 @@ from codeloop.llm.types import (
     ModelRequest,
     ScriptExhausted,
 )
+from codeloop.policy.engine import PolicyEngine
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
 from codeloop.session.state import SessionState, apply, fold
@@ -55,30 +56,12 @@ FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error
                        "context_overflow", "needs_human", "cancelled"]
 
 
-class PolicyDecision(Protocol):
-    action: str
-    rule: str
-    reason: str
-    source: str
-
-
-class PostToolResult(Protocol):
-    text: str
-    untrusted: bool
-    flags: list[str]
-
-
-class Policy(Protocol):
-    def decide(self, name: str, tier: str, args: dict[str, Any], tainted: bool,
-               cwd: Any, session_id: str) -> PolicyDecision: ...
-
-    def post_tool(self, name: str, args: dict[str, Any], output: str) -> PostToolResult: ...
-
-    def approval_digest(self, name: str, args: dict[str, Any]) -> str: ...
-
-
 class FinishGate(Protocol):
     """Decides whether `finish` may end the session (the verifier plugs in here)."""
+
+    def before_edit(self) -> None:
+        """Called before a tool that writes files runs (a baseline can be taken here)."""
+        ...
 
     def check_finish(self) -> tuple[bool, str, bool]:
         """(allow, message for the model, escalate to a human)."""
@@ -114,7 +97,7 @@ class Runner:
         registry: ToolRegistry,
         tool_ctx: ToolContext,
         budgets: Budgets,
-        policy: Policy | None = None,
+        policy: PolicyEngine | None = None,
         approver: Approver | None = None,
         finish_gate: FinishGate | None = None,
         on_event: Callable[[StoredEvent], None] | None = None,
@@ -164,6 +147,7 @@ class Runner:
             raise ModelError(f"session {self.session_id} has no start event")
         if self.state.is_over:
             return self.state
+        self._remember_rules(self.state.approvals.values())
         if self.state.steps or self.state.status == "paused":
             self._resume()
         if self.state.finish_summary is not None and not self.state.is_over:
@@ -280,9 +264,6 @@ class Runner:
         return True
 
     def _run_call(self, call: ToolCallData) -> bool:
-        step = self.state.steps
-        if call.id not in self.state.started_calls:
-            self._emit(ToolCallStarted(step=step, call=call))
         checked = self.registry.validate(call)
         if isinstance(checked, Observation):
             self._record(call, checked, 0.0)
@@ -294,6 +275,9 @@ class Runner:
             if verdict is not True:
                 self._record(call, verdict, 0.0)
                 return True
+        if checked.tool.tier == "write" and self.finish_gate is not None:
+            self.finish_gate.before_edit()
+        self._start(call)
         begin = time.perf_counter()
         try:
             observation = checked.tool.run(checked.args, self.ctx)
@@ -312,12 +296,15 @@ class Runner:
                     if escalate:
                         self._finish("needs_human", reason=message)
                     return True
+                summary = str(observation.data.get("summary", ""))
+                observation.data["summary"] = f"{summary}\n\n{message}".strip()
         self._record(call, observation, duration)
         if self.state.finish_summary is not None:
             self._finish("finished", summary=self.state.finish_summary)
         return True
 
-    def _authorise(self, call: ToolCallData, checked: Validated) -> Observation | bool | None:
+    def _authorise(self, call: ToolCallData, checked: Validated
+                   ) -> Observation | Literal[True] | None:
         """True to run, an error observation if refused, None to pause for a human."""
         assert self.policy is not None
         args = checked.args.model_dump()
@@ -330,7 +317,7 @@ class Runner:
                                                 decision.source)
             except Exception as exc:  # fail closed
                 action, rule, reason, source = "deny", "", f"policy error: {exc}", "default"
-            self._emit(PolicyDecided(call_id=call.id, decision=action,  # type: ignore[arg-type]
+            self._emit(PolicyDecided(call_id=call.id, decision=action,
                                      rule=rule, reason=reason, source=source))
             if action == "allow":
                 return True
@@ -347,6 +334,7 @@ class Runner:
             if answer is None:
                 return None
             self._emit(answer)
+            self._remember_rules([answer])
             given = answer
         digest_now = self.policy.approval_digest(call.name, args)
         if not given.approved:
@@ -355,7 +343,20 @@ class Runner:
             return Observation(ok=False, error="the approval was for a different call; not run")
         return True
 
+    def _remember_rules(self, approvals: Iterable[ApprovalGiven]) -> None:
+        if self.policy is None:
+            return
+        for given in approvals:
+            if given.approved and given.remember_rule:
+                self.policy.allow_rule(given.remember_rule)
+
+    def _start(self, call: ToolCallData) -> None:
+        """Recorded just before the tool runs: started-but-unfinished means interrupted."""
+        if call.id not in self.state.started_calls:
+            self._emit(ToolCallStarted(step=self.state.steps, call=call))
+
     def _record(self, call: ToolCallData, obs: Observation, duration_ms: float) -> None:
+        self._start(call)
         text = obs.output
         untrusted = obs.untrusted
         if self.policy is not None and text:

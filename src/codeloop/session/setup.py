@@ -13,15 +13,18 @@ from codeloop.errors import CodeloopError
 from codeloop.events import SessionStarted
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import load_instructions
+from codeloop.policy.engine import PolicyEngine
 from codeloop.sandbox.base import Limits, Sandbox
+from codeloop.sandbox.factory import make_sandbox
 from codeloop.session.prompts import system_prompt
-from codeloop.session.runner import Approver, Control, FinishGate, Policy, Runner
+from codeloop.session.runner import Approver, Control, FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
+from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
 from codeloop.tools.registry import ToolRegistry
-from codeloop.workspace.base import Workspace
-from codeloop.workspace.copy import CopyWorkspace
+from codeloop.workspace.base import LayeredWorkspace
+from codeloop.workspace.factory import open_workspace
 
 
 class RepositoryError(CodeloopError):
@@ -81,18 +84,32 @@ def start_session(
 
 
 def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings
-                               ) -> tuple[Workspace, Sandbox]:
-    """The session's workspace and the sandbox its commands run in, paired safely."""
-    from codeloop.sandbox.subprocess_backend import SubprocessSandbox
+                               ) -> tuple[LayeredWorkspace, Sandbox]:
+    """The session's workspace and the sandbox its commands run in, paired safely.
 
-    return CopyWorkspace(repo, state / "workspace"), SubprocessSandbox()
+    Without a sandbox, commands run as host processes that may write files in place, so the
+    workspace must be a private copy rather than hard links to the user's files.
+    """
+    if settings.sandbox:
+        workspace = open_workspace(repo, state / "workspace")
+        return workspace, make_sandbox(False, workspace)
+    workspace = open_workspace(repo, state / "workspace", prefer="copy")
+    return workspace, make_sandbox(True, workspace)
+
+
+def make_policy(settings: Settings) -> PolicyEngine:
+    return PolicyEngine.from_config(
+        {"permissions": settings.permissions, "hooks": settings.hooks,
+         "approval_mode": settings.approval_mode},
+        sandboxed=settings.sandbox,
+    )
 
 
 @dataclass
 class RuntimeParts:
     """The optional collaborators a runner can be given."""
 
-    policy: Policy | None = None
+    policy: PolicyEngine | None = None
     approver: Approver | None = None
     finish_gate: FinishGate | None = None
     control: Control | None = None
@@ -108,10 +125,14 @@ def build_runner(
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
                                                     settings)
     limits = Limits(timeout_s=settings.budgets.command_timeout_s)
-    ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits)
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits,
+                      services={"verify_config": settings.verify})
+    gate = parts.finish_gate
+    if gate is None and settings.verify_on_finish:
+        gate = VerifierGate(ctx)
     return Runner(
         store, session_id, model, registry or default_registry(), ctx, settings.budgets,
-        policy=parts.policy, approver=parts.approver, finish_gate=parts.finish_gate,
+        policy=parts.policy or make_policy(settings), approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,
     )

@@ -21,7 +21,7 @@ def index_for(ctx: ToolContext) -> RepoIndex:
     service = ctx.services.get("index")
     if isinstance(service, RepoIndex):
         return service
-    return open_index(ctx.workspace.path)
+    return open_index(ctx.workspace.path, seed=ctx.workspace.root)
 
 
 def _observation(text: str, hint: str, data: dict[str, Any], limit_hit: bool) -> Observation:

@@ -96,15 +96,18 @@ def _absorb_subdir(ufd: int, mfd: int, name: str, rel: str, st: os.stat_result,
         report.changed.extend(fsops.files_below(mfd, name, rel))
         fsops.remove_at(mfd, name)
         existing = None
+    # The host must be able to walk what a command left, whatever modes it set.
     mode = stat.S_IMODE(st.st_mode) & 0o777 | 0o700
+    if stat.S_IMODE(st.st_mode) & 0o700 != 0o700:
+        os.chmod(name, mode, dir_fd=ufd)  # a directory (lstat above); the layer is quiescent
     if existing is None:
         os.mkdir(name, mode, dir_fd=mfd)
-    elif stat.S_IMODE(existing.st_mode) != mode:
-        os.chmod(name, mode, dir_fd=mfd, follow_symlinks=False)
     sub_u = os.open(name, fsops.DIR_FLAGS, dir_fd=ufd)
     try:
         sub_m = os.open(name, fsops.DIR_FLAGS, dir_fd=mfd)
         try:
+            if stat.S_IMODE(os.fstat(sub_m).st_mode) != mode:
+                os.fchmod(sub_m, mode)
             _absorb_dir(sub_u, sub_m, rel + "/", report)
         finally:
             os.close(sub_m)
@@ -113,7 +116,9 @@ def _absorb_subdir(ufd: int, mfd: int, name: str, rel: str, st: os.stat_result,
 
 
 def _absorb_file(ufd: int, mfd: int, name: str, st: os.stat_result) -> None:
-    mode = stat.S_IMODE(st.st_mode)
+    mode = stat.S_IMODE(st.st_mode) | 0o400  # readable by the host for diff and apply
+    if mode != stat.S_IMODE(st.st_mode):
+        os.chmod(name, mode, dir_fd=ufd)  # a regular file (lstat above); the layer is quiescent
     if _xattr(ufd, name, "metacopy") is not None:
         # A metadata-only copy-up: the data is still the lower file's.
         fsops.write_file_at(mfd, name, fsops.read_at(mfd, name), mode)

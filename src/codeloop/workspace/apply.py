@@ -10,12 +10,13 @@ import hashlib
 import json
 import os
 import stat
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.workspace import fsops
 from codeloop.workspace.changes import RawChange, Side, has_git_component, side_at
-from codeloop.workspace.errors import NoCheckpoint, UnsafePath
+from codeloop.workspace.errors import ApplyFailed, NoCheckpoint, UnsafePath
 from codeloop.workspace.manifest import Manifest
 
 
@@ -149,17 +150,39 @@ def apply_changes(raw: list[RawChange], root_fd: int, merged_fd: int, cp_dir: Pa
     record: dict[str, object] = {"state": "applying", "items": items, "created_dirs": []}
     record_path.write_text(json.dumps(record))
     created: list[str] = []
-    deletions = [ch for ch in raw if ch.after is None]
-    for ch in deletions:
-        _drop(root_fd, ch.rel)
-    _prune_dirs(root_fd, merged_fd, [ch.rel for ch in deletions])
-    for ch in raw:
-        if ch.after is not None:
-            _put(root_fd, ch.rel, ch.after, _new_mode(ch.before, ch.after), created)
+    try:
+        deletions = [ch for ch in raw if ch.after is None]
+        for ch in deletions:
+            _drop(root_fd, ch.rel)
+        _prune_dirs(root_fd, merged_fd, [ch.rel for ch in deletions])
+        for ch in raw:
+            if ch.after is not None:
+                _put(root_fd, ch.rel, ch.after, _new_mode(ch.before, ch.after), created)
+    except (OSError, UnsafePath) as exc:
+        _roll_back(raw, root_fd, created)
+        record["state"] = "rolled_back"
+        record_path.write_text(json.dumps(record))
+        raise ApplyFailed(
+            f"apply stopped ({exc}); the files it had written were put back",
+            "check the named path in your repository and apply again",
+        ) from exc
     for item in items:
         item["post"] = _fingerprint(root_fd, str(item["rel"]))
     record.update(state="applied", created_dirs=created)
     record_path.write_text(json.dumps(record))
+
+
+def _roll_back(raw: list[RawChange], root_fd: int, created: list[str]) -> None:
+    """Best effort: give every path back its version from before the apply."""
+    for ch in raw:
+        with suppress(OSError, UnsafePath):
+            if ch.before is None:
+                _drop(root_fd, ch.rel)
+            else:
+                _put(root_fd, ch.rel, ch.before, stat.S_IMODE(ch.before.mode) & 0o777, None)
+    for d in sorted(created, key=len, reverse=True):
+        with suppress(OSError, UnsafePath), fsops.parent_fd(root_fd, d) as (pfd, name):
+            os.rmdir(name, dir_fd=pfd)
 
 
 def latest_checkpoint(checkpoints: Path) -> str:

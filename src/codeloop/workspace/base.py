@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -75,6 +76,10 @@ class LayeredWorkspace(Workspace, Protocol):
 
     @property
     def state_dir(self) -> Path: ...
+
+    def layer(self) -> AbstractContextManager[tuple[Path, Path]]:
+        """Fresh (upper, work) dirs for one command's overlay, removed on exit."""
+        ...
 
     def absorb(self, upper: Path) -> builtins.list[str]:
         """Merge an overlayfs upper layer into `path`; returns the changed paths."""

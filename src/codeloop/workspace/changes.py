@@ -58,40 +58,79 @@ def has_git_component(rel: str) -> bool:
 def scan(manifest: Manifest, merged: str, include_git: bool) -> set[str]:
     """Paths that may differ from the farm-time state; over-reports, never under-reports.
 
-    A hard link still shared with the user's file is settled by its inode number alone (the
-    user's link keeps that number from being reused); anything else by its full stat.
+    A directory is settled as a whole when its stamp (inode, mtime, ctime) is trusted and
+    unchanged, or when its {name: inode} listing equals the recorded one (a hard link still
+    shared with the user's file keeps its inode number from being reused). Entries with
+    inodes of their own (symlinks, copies) are settled by their full stat.
     """
-    entries = manifest.entries
-    copy_mode = manifest.kind != "overlay"
+    index = manifest.index()
     suspects: set[str] = set()
-    seen: set[str] = set()
-    stack = [(merged, "")]
+    stack = [("", merged)]
     while stack:
-        top, prefix = stack.pop()
-        with os.scandir(top) as it:
-            for e in it:
-                rel = prefix + e.name
-                if e.is_dir(follow_symlinks=False):
-                    if include_git or rel != ".git":
-                        stack.append((e.path, rel + "/"))
-                    continue
-                seen.add(rel)
-                rec = entries.get(rel)
-                if rec is None:
-                    suspects.add(rel)
-                    continue
-                kind = "l" if e.is_symlink() else "f" if e.is_file(follow_symlinks=False) else "o"
-                if kind != rec.kind or e.inode() != rec.m_ino:
-                    suspects.add(rel)
-                elif ((copy_mode or rec.m_ino != rec.u_ino)
-                      and not rec.merged_matches(e.stat(follow_symlinks=False))):
-                    # Our own inode (a copy or a symlink): its number may be reused after a
-                    # replacement, so the full stat decides.
-                    suspects.add(rel)
-    for rel in entries:
-        if rel not in seen and (include_git or not rel.startswith(".git/")):
-            suspects.add(rel)
+        drel, path = stack.pop()
+        prefix = drel + "/" if drel else ""
+        try:
+            dst = os.lstat(path)
+        except FileNotFoundError:
+            continue  # gone: the parent's listing reports it
+        if not stat.S_ISDIR(dst.st_mode):
+            continue  # no longer a directory: the parent's listing reports it
+        listing: list[os.DirEntry[str]] = []
+        expected = index.expected.get(drel)
+        unchanged = index.trusted.get(drel) == (dst.st_ino, dst.st_mtime_ns, dst.st_ctime_ns)
+        if not unchanged:
+            with os.scandir(path) as it:
+                listing = list(it)
+            unchanged = {e.name: e.inode() for e in listing} == expected
+        if unchanged:
+            for name in index.subdirs.get(drel, ()):
+                if include_git or prefix + name != ".git":
+                    stack.append((prefix + name, os.path.join(path, name)))
+        else:
+            _scan_changed_dir(manifest, listing, expected or {}, prefix, include_git,
+                              stack, suspects)
+        for name in index.own.get(drel, ()):
+            rec = manifest.entries[prefix + name]
+            try:
+                st = os.stat(os.path.join(path, name), follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # reported as deleted by the listing comparison
+            if not rec.merged_matches(st):
+                suspects.add(prefix + name)
     return suspects
+
+
+def _scan_changed_dir(manifest: Manifest, listing: list[os.DirEntry[str]],
+                      expected: dict[str, int], prefix: str, include_git: bool,
+                      stack: list[tuple[str, str]], suspects: set[str]) -> None:
+    entries, dirs = manifest.entries, manifest.dirs
+    for e in listing:
+        rel = prefix + e.name
+        if e.is_dir(follow_symlinks=False):
+            if include_git or rel != ".git":
+                stack.append((rel, e.path))
+            if rel in entries:
+                suspects.add(rel)
+            continue
+        if rel in dirs:
+            suspects.update(_below(manifest, rel, include_git))
+        rec = entries.get(rel)
+        kind = "l" if e.is_symlink() else "f" if e.is_file(follow_symlinks=False) else "o"
+        if rec is None or kind != rec.kind or e.inode() != rec.m_ino:
+            suspects.add(rel)
+    present = {e.name for e in listing}
+    for name in expected.keys() - present:
+        rel = prefix + name
+        if rel in entries:
+            suspects.add(rel)
+        elif rel in dirs and (include_git or rel != ".git"):
+            suspects.update(_below(manifest, rel, include_git))
+
+
+def _below(manifest: Manifest, rel: str, include_git: bool) -> list[str]:
+    start = rel + "/"
+    return [k for k in manifest.entries
+            if k.startswith(start) and (include_git or not k.startswith(".git/"))]
 
 
 def side_at(base_fd: int, rel: str) -> Side | None:

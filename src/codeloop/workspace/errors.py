@@ -23,3 +23,7 @@ class WorkspaceStateError(WorkspaceError):
 
 class NoCheckpoint(WorkspaceError):
     """`undo` found no applied checkpoint to restore."""
+
+
+class ApplyFailed(WorkspaceError):
+    """Writing the changes into the user's tree failed part-way; what was written is put back."""

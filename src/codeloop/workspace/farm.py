@@ -13,7 +13,7 @@ import stat
 import time
 from pathlib import Path
 
-from codeloop.workspace.manifest import Entry, Manifest
+from codeloop.workspace.manifest import DirStamp, Entry, Manifest
 
 
 def build_farm(root: Path, merged: Path, prefer_copy: bool = False) -> Manifest:
@@ -21,6 +21,7 @@ def build_farm(root: Path, merged: Path, prefer_copy: bool = False) -> Manifest:
     merged.mkdir(mode=0o755)
     kind = "copy" if prefer_copy else "overlay"
     entries: dict[str, Entry] = {}
+    dirs: dict[str, DirStamp] = {"": (merged.stat().st_ino, -1, -1)}
     stack: list[tuple[str, str, str]] = [(str(root), str(merged), "")]
     while stack:
         src_dir, dst_dir, prefix = stack.pop()
@@ -31,6 +32,7 @@ def build_farm(root: Path, merged: Path, prefer_copy: bool = False) -> Manifest:
                 st = e.stat(follow_symlinks=False)
                 if stat.S_ISDIR(st.st_mode):
                     os.mkdir(dst, stat.S_IMODE(st.st_mode) | 0o700)
+                    dirs[rel] = (os.lstat(dst).st_ino, -1, -1)
                     stack.append((e.path, dst, rel + "/"))
                 elif stat.S_ISLNK(st.st_mode):
                     os.symlink(os.readlink(e.path), dst)
@@ -48,4 +50,17 @@ def build_farm(root: Path, merged: Path, prefer_copy: bool = False) -> Manifest:
                                 raise
                     shutil.copy2(e.path, dst, follow_symlinks=False)
                     entries[rel] = Entry.from_stats("f", st, os.lstat(dst))
-    return Manifest(str(root), kind, time.time(), entries)
+    return Manifest(str(root), kind, time.time(), entries, dirs)
+
+
+def seal(manifest: Manifest, merged: Path, marker: Path) -> None:
+    """Stamp every directory of the finished merged view, then take a timestamp after them.
+
+    Call once `merged` is in its final place (a rename changes the top directory's ctime).
+    """
+    for rel in manifest.dirs:
+        st = os.lstat(merged / rel) if rel else os.lstat(merged)
+        manifest.dirs[rel] = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    marker.write_bytes(b"")
+    manifest.sealed_ns = os.lstat(marker).st_mtime_ns
+    manifest.invalidate()

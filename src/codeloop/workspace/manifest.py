@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeloop.workspace.errors import WorkspaceStateError
 
-_VERSION = 1
+_VERSION = 2
 
 
 @dataclass
@@ -41,9 +41,26 @@ class Entry:
         return (self.u_ino, self.u_mtime, self.u_size, self.u_mode) == (
             st.st_ino, st.st_mtime_ns, st.st_size, st.st_mode)
 
+    def row(self) -> list[int | str]:
+        return [self.kind, self.u_ino, self.u_mtime, self.u_size, self.u_mode, self.m_ino,
+                self.m_mtime, self.m_ctime, self.m_size, self.m_mode]
+
     def merged_matches(self, st: os.stat_result) -> bool:
         return (self.m_ino, self.m_mtime, self.m_ctime, self.m_size, self.m_mode) == (
             st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+
+
+DirStamp = tuple[int, int, int]  # inode, mtime_ns, ctime_ns; (inode, -1, -1) is never trusted
+
+
+@dataclass
+class DirIndex:
+    """Per merged-view directory: the expected {name: inode} and the names a stat must settle."""
+
+    expected: dict[str, dict[str, int]]
+    subdirs: dict[str, list[str]]
+    own: dict[str, list[str]]
+    trusted: dict[str, tuple[int, int, int]]  # dir -> (inode, mtime, ctime) known unchanged
 
 
 @dataclass
@@ -52,11 +69,46 @@ class Manifest:
     kind: str  # "overlay" (hard-link farm) or "copy"
     created: float
     entries: dict[str, Entry]
+    dirs: dict[str, DirStamp]  # merged-view directory ("" is the top) -> its stamp
+    sealed_ns: int = 0  # a filesystem timestamp taken after the dir stamps were recorded
+    _index: DirIndex | None = field(default=None, repr=False, compare=False)
+
+    def index(self) -> DirIndex:
+        """The directory index of the scan, built once per change of the manifest."""
+        if self._index is None:
+            self._index = self._build_index()
+        return self._index
+
+    def invalidate(self) -> None:
+        self._index = None
+
+    def _build_index(self) -> DirIndex:
+        expected: dict[str, dict[str, int]] = {d: {} for d in self.dirs}
+        subdirs: dict[str, list[str]] = {d: [] for d in self.dirs}
+        own: dict[str, list[str]] = {}
+        trusted: dict[str, tuple[int, int, int]] = {}
+        for d, (ino, mtime, ctime) in self.dirs.items():
+            if d:
+                parent, _, name = d.rpartition("/")
+                expected.setdefault(parent, {})[name] = ino
+                subdirs.setdefault(parent, []).append(name)
+            # A stamp older than the seal cannot hide a later change: any change after the
+            # seal gets a timestamp at least the seal's, so it differs from the stamp.
+            if mtime < self.sealed_ns and ctime < self.sealed_ns:
+                trusted[d] = (ino, mtime, ctime)
+        copy_mode = self.kind != "overlay"
+        for rel, e in self.entries.items():
+            parent, _, name = rel.rpartition("/")
+            expected.setdefault(parent, {})[name] = e.m_ino
+            if copy_mode or e.m_ino != e.u_ino:
+                own.setdefault(parent, []).append(name)
+        return DirIndex(expected, subdirs, own, trusted)
 
     def save(self, path: Path) -> None:
+        self.invalidate()
         payload = {"version": _VERSION, "root": self.root, "kind": self.kind,
-                   "created": self.created,
-                   "entries": {k: astuple(v) for k, v in self.entries.items()}}
+                   "created": self.created, "dirs": self.dirs, "sealed_ns": self.sealed_ns,
+                   "entries": {k: v.row() for k, v in self.entries.items()}}
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(payload, separators=(",", ":")))
         os.replace(tmp, path)
@@ -68,7 +120,9 @@ class Manifest:
             if payload.get("version") != _VERSION:
                 raise ValueError(f"unknown version {payload.get('version')}")
             entries = {k: Entry(*v) for k, v in payload["entries"].items()}
-            return cls(payload["root"], payload["kind"], float(payload["created"]), entries)
+            dirs = {k: (int(v[0]), int(v[1]), int(v[2])) for k, v in payload["dirs"].items()}
+            return cls(payload["root"], payload["kind"], float(payload["created"]), entries,
+                       dirs, int(payload["sealed_ns"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise WorkspaceStateError(
                 f"the workspace state {path} cannot be read: {exc}",

@@ -9,14 +9,15 @@ overlay's upper layer to `absorb` after each command. The user's tree changes on
 from __future__ import annotations
 
 import builtins
+import contextlib
 import fcntl
 import json
 import os
 import shutil
 import stat
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import astuple
 from pathlib import Path
 
 from codeloop.workspace import fsops
@@ -30,8 +31,13 @@ from codeloop.workspace.changes import (
     has_git_component,
     scan,
 )
-from codeloop.workspace.errors import ProtectedPath, WorkspaceError, WorkspaceStateError
-from codeloop.workspace.farm import build_farm
+from codeloop.workspace.errors import (
+    ProtectedPath,
+    UnsafePath,
+    WorkspaceError,
+    WorkspaceStateError,
+)
+from codeloop.workspace.farm import build_farm, seal
 from codeloop.workspace.manifest import Entry, Manifest
 from codeloop.workspace.paths import confine
 
@@ -55,9 +61,11 @@ class OverlayWorkspace:
         self._journal = self._state / "touched.log"
         self._checkpoints = self._state / "checkpoints"
         self.last_dropped: builtins.list[str] = []
+        self._loaded = (0, 0, 0)
         with self._locked():
             if self._manifest_path.is_file() and self._merged.is_dir():
                 self._manifest = Manifest.load(self._manifest_path)
+                self._loaded = self._manifest_stamp()
                 if self._manifest.root != str(self._root):
                     raise WorkspaceStateError(
                         f"the workspace in {self._state} belongs to {self._manifest.root}, "
@@ -101,13 +109,16 @@ class OverlayWorkspace:
             except FileNotFoundError:
                 st = None
             if st is not None and not stat.S_ISREG(st.st_mode):
-                raise WorkspaceError(f"{target} exists and is not a regular file")
+                raise UnsafePath(f"{target} changed into something other than a regular file",
+                                 "read it again and retry the write")
             mode = stat.S_IMODE(st.st_mode) & 0o777 if st is not None else 0o644
             fsops.write_file_at(pfd, name, data, mode)
             self._touch([target])
 
     def delete(self, rel: str) -> None:
         inside = self._inside(rel).rstrip("/")
+        if "\x00" in inside or inside.startswith("~"):
+            confine(self._merged, inside)  # raises the same refusal as for reads and writes
         head, name = os.path.split(inside)
         if name in ("", ".", ".."):
             raise WorkspaceError(f"{rel!r} names no file to delete")
@@ -152,6 +163,21 @@ class OverlayWorkspace:
             self._touch(changed)
             return changed
 
+    @contextmanager
+    def layer(self) -> Iterator[tuple[Path, Path]]:
+        """Fresh (upper, work) dirs for one command's overlay, on the merged view's filesystem
+        so that `absorb` moves files by rename; removed afterwards."""
+        layers = self._state / "layers"
+        layers.mkdir(exist_ok=True)
+        top = Path(tempfile.mkdtemp(dir=layers))
+        upper, work = top / "upper", top / "work"
+        upper.mkdir()
+        work.mkdir()
+        try:
+            yield upper, work
+        finally:
+            _remove_tree(top)
+
     def apply(self) -> ApplyResult:
         """Write the changes into the user's tree (all or nothing), after a checkpoint."""
         with self._locked(), self._merged_fd() as mfd, self._root_fd() as rfd:
@@ -170,7 +196,7 @@ class OverlayWorkspace:
             entries = self._manifest.entries
             cp_dir.mkdir()
             (cp_dir / "entries.json").write_text(json.dumps(
-                {ch.rel: astuple(entries[ch.rel]) if ch.rel in entries else None for ch in raw}))
+                {ch.rel: entries[ch.rel].row() if ch.rel in entries else None for ch in raw}))
             apply_changes(raw, rfd, mfd, cp_dir)
             for ch in raw:
                 self._record(ch.rel, rfd, mfd)
@@ -182,6 +208,7 @@ class OverlayWorkspace:
     def undo(self, checkpoint: str | None = None) -> builtins.list[str]:
         """Restore the user's files from an applied checkpoint (the latest by default)."""
         with self._locked(), self._merged_fd() as mfd, self._root_fd() as rfd:
+            self._refresh()
             number = checkpoint or latest_checkpoint(self._checkpoints)
             cp_dir = self._checkpoints / number
             if not (cp_dir / "record.json").is_file():
@@ -222,12 +249,14 @@ class OverlayWorkspace:
         partial = self._state / "merged.partial"
         manifest = build_farm(self._root, partial, prefer_copy)
         partial.rename(self._merged)
+        seal(manifest, self._merged, self._state / "sealed")
         self._manifest = manifest
         self._save(clear_journal=True)
         return manifest
 
     def _save(self, clear_journal: bool) -> None:
         self._manifest.save(self._manifest_path)
+        self._loaded = self._manifest_stamp()
         if clear_journal:
             self._journal.write_text("")
 
@@ -249,9 +278,27 @@ class OverlayWorkspace:
             fresh = Entry(kind, fresh.u_ino, fresh.u_mtime, fresh.u_size, fresh.u_mode,
                           old.m_ino, old.m_mtime, old.m_ctime, old.m_size, old.m_mode)
         self._manifest.entries[rel] = fresh
+        parent = os.path.dirname(rel)
+        while parent and parent not in self._manifest.dirs:
+            dst = fsops.lstat_at(mfd, parent)
+            if dst is None or not stat.S_ISDIR(dst.st_mode):
+                break
+            self._manifest.dirs[parent] = (dst.st_ino, -1, -1)
+            parent = os.path.dirname(parent)
+
+    def _manifest_stamp(self) -> tuple[int, int, int]:
+        st = self._manifest_path.stat()
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _refresh(self) -> None:
+        """Reload the manifest if another process (say `codeloop apply`) saved a newer one."""
+        if self._manifest_stamp() != self._loaded:
+            self._manifest = Manifest.load(self._manifest_path)
+            self._loaded = self._manifest_stamp()
 
     def _raw(self, include_git: bool, mfd: int | None = None,
              rfd: int | None = None) -> builtins.list[RawChange]:
+        self._refresh()
         suspects = scan(self._manifest, str(self._merged), include_git)
         if self._journal.is_file():
             suspects |= {r for r in self._journal.read_text().splitlines() if r}
@@ -305,3 +352,14 @@ class OverlayWorkspace:
             yield fd
         finally:
             os.close(fd)
+
+
+def _remove_tree(top: Path) -> None:
+    """Remove a layer; overlayfs leaves its work dir mode 000, which an owner may chmod back."""
+    for dirpath, dirnames, _files in os.walk(top):  # top-down: open each before descending
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
+    shutil.rmtree(top)

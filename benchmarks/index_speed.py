@@ -1,0 +1,229 @@
+"""Index speed: cold build, incremental update, tool latency, context build time, peak memory.
+
+Targets: sympy (from the bare mirror, `git archive`d at a commit into a temp dir) and a
+generated tree of `--files` small Python files. Each target runs in its own subprocess so
+peak RSS is that target's alone. The last line is one JSON object; its unprefixed keys are
+sympy's figures, `generated_*` the generated tree's.
+
+    PYTHONPATH=src python benchmarks/index_speed.py --files 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SYMPY_MIRROR = Path("/work/.mirror/sympy+sympy/repo")
+SYMPY_COMMIT = "e950d313a9"
+INSTANCES = Path("/work/shared/data/swebench/instances.jsonl")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def timed(fn: Callable[[], object], runs: list[Any]) -> dict[str, float]:
+    out = []
+    for arg in runs:
+        started = time.perf_counter()
+        fn(arg)  # type: ignore[call-arg]
+        out.append((time.perf_counter() - started) * 1000)
+    return {"p50": round(statistics.median(out), 2), "p95": round(percentile(out, 0.95), 2)}
+
+
+def generate_tree(root: Path, files: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "delta", "parse", "render", "store", "load", "merge",
+             "split", "token", "graph", "node", "edge", "cache", "index", "query", "score"]
+    per_dir = 100
+    for n in range(files):
+        d = root / f"pkg{n // (per_dir * 100)}" / f"mod{(n // per_dir) % 100}"
+        if n % per_dir == 0:
+            d.mkdir(parents=True, exist_ok=True)
+        a, b = rng.sample(words, 2)
+        other = rng.randrange(files)
+        (d / f"file{n}.py").write_text(
+            f'"""Module {n}: {a} and {b}."""\n'
+            f"from pkg{other // 10000}.mod{(other // per_dir) % 100}.file{other} import "
+            f"{a}_{b}_{other}\n\n\n"
+            f"class {a.title()}{b.title()}{n}:\n"
+            f"    def {a}_{n}(self, value):\n"
+            f"        return {a}_{b}_{other}(value) + {n}\n\n"
+            f"    def {b}_{n}(self, items):\n"
+            f"        return [self.{a}_{n}(i) for i in items]\n\n\n"
+            f"def {a}_{b}_{n}(value):\n"
+            f"    return value * {n % 97}\n")
+
+
+def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
+    """Runs in the child process: everything about one tree."""
+    from codeloop.context.retrieval import build_task_context
+    from codeloop.index.exact import grep
+    from codeloop.index.service import RepoIndex
+    from codeloop.sandbox.base import CommandResult, Limits
+    from codeloop.tools.base import ToolContext
+    from codeloop.tools.search_tools import FindSymbol, SearchCode
+
+    started = time.perf_counter()
+    index = RepoIndex(root, background_sweeps=True)
+    stats = index.update()
+    cold_s = time.perf_counter() - started
+
+    class DirView:
+        """The tools read `ctx.services["index"]`; the workspace is only a path here."""
+
+        def __init__(self, path: Path) -> None:
+            self.path = path
+
+    class NoSandbox:
+        name = "none"
+
+        def run(self, command: str, cwd: Path, env: dict[str, str] | None = None,
+                limits: Limits | None = None) -> CommandResult:
+            raise RuntimeError("not used")
+
+    ctx = ToolContext(workspace=DirView(root), sandbox=NoSandbox(),  # type: ignore[arg-type]
+                      services={"index": index})
+    rng = random.Random(1)
+    defs = [str(r[0]) for r in index.db.execute(
+        "SELECT name FROM defs WHERE length(name) > 4 ORDER BY random() LIMIT 2000")]
+    paths = index.paths()
+    names = [rng.choice(defs) for _ in range(iterations)]
+    search_queries = [f"{rng.choice(defs)} {rng.choice(defs)}" for _ in range(iterations)]
+    search_tool, symbol_tool = SearchCode(), FindSymbol()
+
+    def read(path: str) -> str:
+        lines = index.read_lines(path) or []
+        return "\n".join(f"{i:>6}│ {line}" for i, line in enumerate(lines[:400], 1))
+
+    results: dict[str, Any] = {
+        "files": stats.scanned, "chunks": index.stats()["chunks"],
+        "cold_index_s": round(cold_s, 2),
+        "search_code": timed(lambda q: search_tool.run(SearchCode.args_model(query=q), ctx),
+                             search_queries),
+        "find_symbol": timed(lambda n: symbol_tool.run(FindSymbol.args_model(name=n), ctx),
+                             names),
+        "grep": timed(lambda n: grep(root, n, limit=100), names[: max(20, iterations // 4)]),
+        "read_file": timed(read, [rng.choice(paths) for _ in range(iterations)]),
+        "context_build": timed(lambda q: build_task_context(index, q, 20_000),
+                               queries[: max(10, iterations // 10)]),
+    }
+    # One file changes: the loop (or the watcher) names it; a periodic sweep finds it alone.
+    target = root / rng.choice([p for p in paths if p.endswith(".py")])
+    one: list[float] = []
+    sweep: list[float] = []
+    for i in range(5):
+        with target.open("a") as fh:
+            fh.write(f"\n\ndef added_by_benchmark_{i}():\n    return {i}\n")
+        rel = target.relative_to(root).as_posix()
+        started = time.perf_counter()
+        index.notify_changed([rel])
+        one.append((time.perf_counter() - started) * 1000)
+        with target.open("a") as fh:
+            fh.write(f"\n# touched {i}\n")
+        started = time.perf_counter()
+        index.update()
+        sweep.append((time.perf_counter() - started) * 1000)
+    assert index.find_symbol("added_by_benchmark_4"), "the change was not indexed"
+    results["incremental_update_ms"] = round(statistics.median(one), 2)
+    results["sweep_update_ms"] = round(statistics.median(sweep), 2)
+    index.close()
+    results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return results
+
+
+def child(args: argparse.Namespace) -> None:
+    import os
+
+    with tempfile.TemporaryDirectory(prefix="codeloop-speed-") as tmp:
+        os.environ["CODELOOP_CACHE_DIR"] = str(Path(tmp) / "cache")
+        root = Path(tmp) / "tree"
+        root.mkdir()
+        if args.child == "sympy":
+            archive = subprocess.run(["git", f"--git-dir={args.mirror}", "archive",
+                                      args.commit], capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+            rows = [json.loads(x) for x in INSTANCES.read_text().splitlines() if x.strip()]
+            queries = [r["problem_statement"] for r in rows if r["repo"] == "sympy/sympy"]
+        else:
+            started = time.perf_counter()
+            generate_tree(root, args.files)
+            print(f"generated {args.files} files in {time.perf_counter() - started:.1f}s",
+                  file=sys.stderr)
+            queries = [f"render graph node {i} parse tokens and merge the cache" for i in
+                       range(50)]
+        print("RESULT " + json.dumps(measure(root, queries, args.iterations)), flush=True)
+
+
+def run_child(target: str, args: argparse.Namespace) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--child", target, "--files", str(args.files),
+           "--iterations", str(args.iterations), "--mirror", str(args.mirror),
+           "--commit", args.commit]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result: dict[str, Any] = json.loads(line[7:])
+            return result
+    raise SystemExit(f"{target} run failed:\n{proc.stderr[-3000:]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=100_000, help="size of the generated tree")
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--mirror", type=Path, default=SYMPY_MIRROR)
+    parser.add_argument("--commit", default=SYMPY_COMMIT)
+    parser.add_argument("--skip-generated", action="store_true")
+    parser.add_argument("--child", choices=["sympy", "generated"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    sympy = run_child("sympy", args)
+    generated = None if args.skip_generated else run_child("generated", args)
+    for name, r in [("sympy", sympy), (f"generated {args.files}", generated)]:
+        if r is None:
+            continue
+        print(f"{name}: {r['files']} files, {r['chunks']} chunks, cold {r['cold_index_s']} s, "
+              f"incremental {r['incremental_update_ms']} ms (sweep {r['sweep_update_ms']} ms), "
+              f"peak RSS {r['peak_rss_mb']} MB")
+        for tool in ("search_code", "find_symbol", "grep", "read_file", "context_build"):
+            print(f"  {tool:>14}: median {r[tool]['p50']} ms  p95 {r[tool]['p95']} ms")
+
+    def flat(r: dict[str, Any], prefix: str = "") -> dict[str, float]:
+        return {
+            f"{prefix}search_code_p50_ms": r["search_code"]["p50"],
+            f"{prefix}search_code_p95_ms": r["search_code"]["p95"],
+            f"{prefix}find_symbol_p50_ms": r["find_symbol"]["p50"],
+            f"{prefix}find_symbol_p95_ms": r["find_symbol"]["p95"],
+            f"{prefix}grep_p50_ms": r["grep"]["p50"],
+            f"{prefix}read_file_p50_ms": r["read_file"]["p50"],
+            f"{prefix}context_build_p50_ms": r["context_build"]["p50"],
+            f"{prefix}context_build_p95_ms": r["context_build"]["p95"],
+            f"{prefix}incremental_update_ms": r["incremental_update_ms"],
+            f"{prefix}sweep_update_ms": r["sweep_update_ms"],
+            f"{prefix}cold_index_s": r["cold_index_s"],
+            f"{prefix}peak_rss_mb": r["peak_rss_mb"],
+            f"{prefix}files": r["files"],
+        }
+
+    figures = flat(sympy)
+    if generated is not None:
+        figures.update(flat(generated, "generated_"))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

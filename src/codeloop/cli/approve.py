@@ -1,0 +1,38 @@
+"""Asking the person at the terminal to approve a tool call."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.prompt import Prompt
+
+from codeloop.events import ApprovalGiven, ApprovalRequested, ToolCallData
+from codeloop.policy.engine import remember_rule
+from codeloop.session.runner import Approver
+
+
+def terminal_approver(console: Console) -> Approver | None:
+    """An approver that prompts on the terminal; None when nobody is there to answer."""
+    if not sys.stdin.isatty():
+        return None
+
+    def ask(request: ApprovalRequested, call: ToolCallData) -> ApprovalGiven | None:
+        args = call.arguments or {}
+        shown = args.get("command") if call.name == "run" else json.dumps(args, indent=2)
+        console.print(Panel(str(shown), title=f"approve {call.name}?", border_style="yellow"))
+        answer = Prompt.ask("[y]es, [n]o, [a]lways allow this, [p]ause",
+                            choices=["y", "n", "a", "p"], default="y", console=console)
+        if answer == "p":
+            return None
+        if answer == "n":
+            reason = Prompt.ask("reason for the model (optional)", default="", console=console)
+            return ApprovalGiven(call_id=call.id, approved=False, digest=request.digest,
+                                 reason=reason)
+        rule = remember_rule(call.name, args) if answer == "a" else None
+        return ApprovalGiven(call_id=call.id, approved=True, digest=request.digest,
+                             remember_rule=rule)
+
+    return ask

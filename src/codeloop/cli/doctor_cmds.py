@@ -1,0 +1,58 @@
+"""`codeloop doctor`: which isolation this machine provides and what is in force."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from codeloop.sandbox.probe import Capabilities, Probe, probe
+
+
+def _rows(caps: Capabilities) -> list[tuple[str, Probe]]:
+    return [
+        ("bwrap", caps.bwrap),
+        ("user namespaces", caps.user_namespaces),
+        ("overlay workspace mounts", caps.overlay),
+        ("seccomp deny-list", caps.seccomp),
+        ("drop from root", caps.uid_drop),
+        ("Landlock", caps.landlock),
+        ("cgroups", caps.cgroups),
+    ]
+
+
+def _print(caps: Capabilities, console: Console) -> None:
+    table = Table(title="codeloop sandbox capabilities")
+    table.add_column("capability")
+    table.add_column("status")
+    table.add_column("detail")
+    for name, p in _rows(caps):
+        table.add_row(name, "[green]ok[/]" if p.ok else "[red]no[/]", p.detail)
+    console.print(table)
+    version = caps.bwrap_version or "none"
+    console.print(f"bwrap {version} at {caps.bwrap_path or '-'}; running as root: {caps.running_as_root}")
+    if caps.isolation_available:
+        console.print(
+            "[green]in force:[/] bwrap per command (all namespaces, no network), seccomp "
+            "deny-list, rlimits, minimal read-only system, sized /tmp and /dev/shm"
+            + (", overlay workspace" if caps.overlay.ok else ", workspace as a private copy")
+        )
+    else:
+        console.print(
+            "[red]isolation unavailable:[/] commands run only with --no-sandbox, each one asked"
+        )
+
+
+def doctor(json_out: bool = typer.Option(False, "--json", help="Print the probes as JSON.")) -> None:
+    """Probe the sandbox capabilities of this machine and show what is in force."""
+    caps = probe()
+    if json_out:
+        typer.echo(json.dumps(caps.to_dict(), indent=2))
+        return
+    _print(caps, Console())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)

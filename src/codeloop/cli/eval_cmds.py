@@ -1,0 +1,118 @@
+"""`codeloop eval swebench`: run SWE-bench instances through the agent and an independent judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from codeloop.config import load_settings
+from codeloop.errors import CodeloopError
+from codeloop.eval.swebench.envs import default_cache_dir
+from codeloop.eval.swebench.evaluate import (
+    Evaluation,
+    InstanceResult,
+    model_factory,
+    summarize,
+)
+from codeloop.eval.swebench.harness import Bench
+from codeloop.eval.swebench.instances import load_instances
+
+console = Console(highlight=False)
+# Relative to the working directory, where the project's shared data sits beside a checkout.
+DEFAULT_INSTANCES = Path("../shared/data/swebench/instances.jsonl")
+
+OUTCOME_STYLE = {"resolved": "green", "not_resolved": "red", "env_unavailable": "yellow"}
+
+
+def _table(results: list[InstanceResult]) -> Table:
+    table = Table(title="SWE-bench", show_lines=False)
+    for column in ("instance", "outcome", "steps", "tools", "failed", "agent s", "judge s",
+                   "reason"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        style = OUTCOME_STYLE[r.outcome]
+        table.add_row(r.instance_id, f"[{style}]{r.outcome}[/]", str(r.steps), str(r.tool_calls),
+                      str(r.failed_tool_calls), f"{r.agent_s:.1f}", f"{r.judge_s:.1f}",
+                      r.reason[:160])
+    return table
+
+
+def swebench(
+    instances: Annotated[Path, typer.Option(
+        "--instances", help="SWE-bench JSONL file (default: ../shared/data/swebench/"
+        "instances.jsonl relative to the current directory).")] = DEFAULT_INSTANCES,
+    mirrors: Annotated[Path, typer.Option(
+        "--mirrors", help="Directory of bare mirrors laid out as <owner>+<name>/repo.")]
+        = Path("../.mirror"),
+    model: Annotated[str, typer.Option(
+        "--model", help="oracle, oracle-perturbed, or PROVIDER:MODEL.")] = "oracle",
+    limit: Annotated[int | None, typer.Option("--limit", help="Run at most N instances.")]
+        = None,
+    repo: Annotated[list[str] | None, typer.Option(
+        "--repo", help="Only instances whose repository contains this text (repeatable).")]
+        = None,
+    instance: Annotated[list[str] | None, typer.Option(
+        "--instance", help="Only this instance id (repeatable).")] = None,
+    env_cache: Annotated[Path | None, typer.Option(
+        "--env-cache", help="Where the per-(repo, version) virtualenvs are cached "
+        "(default $CODELOOP_CACHE_DIR/swebench-envs or ~/.cache/codeloop/swebench-envs).")]
+        = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write one JSON line per instance.")]
+        = None,
+    validate_only: Annotated[bool, typer.Option(
+        "--validate-only", help="Only build environments and check gold / empty patches.")]
+        = False,
+    rebuild_envs: Annotated[bool, typer.Option(
+        "--rebuild-envs", help="Rebuild environments (and retry recorded failures).")] = False,
+    work_dir: Annotated[Path | None, typer.Option(
+        "--work-dir", help="Scratch directory for checkouts (default: the system temp).")]
+        = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines; the last is the summary.")]
+        = False,
+) -> None:
+    """Run SWE-bench instances: build each environment, run the agent, judge its diff."""
+    insts = load_instances(instances, repos=repo, ids=instance, limit=limit)
+    if not insts:
+        raise CodeloopError("no instance matches the filters", "check --repo / --instance")
+    bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
+                  rebuild_envs=rebuild_envs)
+    settings = load_settings()
+    evaluation = Evaluation(bench, model_factory(model, settings), settings, work_dir)
+    results: list[InstanceResult] = []
+    sink = out.open("w", encoding="utf-8") if out else None
+    try:
+        for inst in insts:
+            result = evaluation.check(inst) if validate_only else evaluation.one(inst)
+            results.append(result)
+            line = json.dumps(result.to_json())
+            if sink:
+                sink.write(line + "\n")
+                sink.flush()
+            if as_json:
+                print(line, flush=True)
+            else:
+                style = OUTCOME_STYLE[result.outcome]
+                console.print(f"{result.instance_id}: [{style}]{result.outcome}[/] "
+                              f"{result.reason[:120]}")
+    finally:
+        if sink:
+            sink.close()
+    summary = summarize(results)
+    if as_json:
+        print(json.dumps(summary), flush=True)
+        return
+    console.print(_table(results))
+    console.print(f"resolved {summary['resolved']}/{summary['resolved'] + summary['not_resolved']}"
+                  f" ({summary['resolved_pct']}%), environment unavailable: "
+                  f"{summary['env_unavailable']}")
+
+
+def register(app: typer.Typer) -> None:
+    eval_app = typer.Typer(help="Evaluate the agent on benchmark suites.", no_args_is_help=True)
+    eval_app.command("swebench")(swebench)
+    app.add_typer(eval_app, name="eval")

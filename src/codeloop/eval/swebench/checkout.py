@@ -1,0 +1,87 @@
+"""Fresh checkouts of a task's repository at its base commit, from a local bare mirror."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from codeloop.errors import CodeloopError
+
+# Git run by codeloop on the host never runs repository-provided hooks or helpers (SECURITY.md 11).
+SAFE_GIT = (
+    "git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+    "-c", "protocol.ext.allow=never", "-c", "advice.detachedHead=false",
+)
+
+
+class CheckoutError(CodeloopError):
+    """The repository could not be checked out at the task's commit."""
+
+
+class PatchFailed(CodeloopError):
+    """A patch did not apply to the checkout."""
+
+
+def git(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run git with the safety settings; raise CheckoutError with git's message on failure."""
+    proc = subprocess.run(
+        [*SAFE_GIT, *args], cwd=cwd, capture_output=True, text=True, check=False,
+    )
+    if check and proc.returncode != 0:
+        raise CheckoutError(
+            f"git {' '.join(args[:3])} failed: {proc.stderr.strip()[:500]}",
+            "check that the mirror holds the commit (fetch it again if needed)",
+        )
+    return proc
+
+
+def mirror_path(mirrors: Path, mirror_name: str) -> Path:
+    """The bare mirror of `owner+name` under `mirrors`; raises CheckoutError if absent."""
+    path = mirrors / mirror_name / "repo"
+    if not (path / "HEAD").is_file():
+        raise CheckoutError(
+            f"no bare mirror at {path}",
+            "pass --mirrors DIR where DIR/<owner>+<name>/repo is a bare clone of the repository",
+        )
+    return path
+
+
+def checkout(mirror: Path, commit: str, dest: Path) -> Path:
+    """Make `dest` a clone of `mirror` at `commit` (objects shared with the mirror, tags kept)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # --shared borrows the mirror's objects: a clone costs a checkout, not a copy of history,
+    # and the tags stay visible to version tools such as setuptools_scm.
+    git("clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(dest))
+    git("checkout", "--quiet", "--detach", commit, cwd=dest)
+    return dest
+
+
+def apply_patch(repo: Path, patch: str, label: str) -> None:
+    """Apply a unified diff to `repo` as the SWE-bench harness does: git apply, then patch."""
+    if not patch.strip():
+        return
+    data = patch if patch.endswith("\n") else patch + "\n"
+    first = subprocess.run(
+        [*SAFE_GIT, "apply", "--whitespace=nowarn", "-"], cwd=repo, input=data,
+        capture_output=True, text=True, check=False,
+    )
+    if first.returncode == 0:
+        return
+    second = subprocess.run(
+        ["patch", "--batch", "--fuzz=5", "-p1", "--forward", "--no-backup-if-mismatch"],
+        cwd=repo, input=data, capture_output=True, text=True, check=False,
+    )
+    if second.returncode != 0:
+        raise PatchFailed(
+            f"the {label} does not apply: {first.stderr.strip()[:300]}",
+            "the patch must be a unified diff against the task's base commit",
+        )
+
+
+def working_diff(repo: Path) -> str:
+    """The diff of the checkout's working tree against its commit, new files included."""
+    git("add", "--all", "--intent-to-add", cwd=repo)
+    return git("diff", "--no-color", "--no-ext-diff", "HEAD", cwd=repo).stdout

@@ -1,0 +1,252 @@
+"""Cached virtualenvs per (repository, version), built once from PyPI and reused offline.
+
+The recipe follows the SWE-bench harness: the spec's Python, the repository's pinned
+requirements at the environment-setup commit (or the spec's package list), the spec's
+pinned pip packages, the pre-install edits, then the install command. Each run then
+reinstalls only the repository itself (no dependencies, no network) into its fresh checkout.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from codeloop.errors import CodeloopError
+from codeloop.eval.swebench.checkout import SAFE_GIT
+from codeloop.eval.swebench.interpreters import Interpreter, find_interpreter
+from codeloop.eval.swebench.procs import ShellResult, run_shell
+from codeloop.eval.swebench.specs import EnvSpec
+
+BUILD_TIMEOUT_S = 1800.0
+REINSTALL_TIMEOUT_S = 600.0
+# Lines of a requirements file the harness leaves out: the project itself and comments.
+_SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
+
+
+class EnvUnavailable(CodeloopError):
+    """The test environment for a task cannot be built on this machine; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"environment unavailable: {reason}",
+            "see the build log in the environment cache; --rebuild-envs retries",
+        )
+        self.reason = reason
+
+
+def default_cache_dir() -> Path:
+    """`$CODELOOP_CACHE_DIR/swebench-envs`, else `~/.cache/codeloop/swebench-envs`."""
+    base = os.environ.get("CODELOOP_CACHE_DIR")
+    root = Path(base) if base else Path.home() / ".cache" / "codeloop"
+    return root / "swebench-envs"
+
+
+def base_environ(extra_path: Path | None = None) -> dict[str, str]:
+    """A small environment for builds and test runs: no user site, wide terminal, no prompts."""
+    keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
+            "PIP_TRUSTED_HOST", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    path = "/usr/local/bin:/usr/bin:/bin"
+    env["PATH"] = f"{extra_path}:{path}" if extra_path else path
+    env.update({
+        "PYTHONNOUSERSITE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+        "COLUMNS": "400", "LANG": env.get("LANG", "C.UTF-8"), "PYTHONIOENCODING": "utf-8",
+    })
+    return env
+
+
+@dataclass
+class TaskEnv:
+    """A built environment: its virtualenv and the recipe it was built from."""
+
+    spec: EnvSpec
+    root: Path
+    interpreter: str
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.root / "venv" / "bin"
+
+    def environ(self) -> dict[str, str]:
+        env = base_environ(self.bin_dir)
+        env["VIRTUAL_ENV"] = str(self.root / "venv")
+        return env
+
+    def prepare(self, repo: Path, *, edits: bool = True) -> ShellResult:
+        """Make `repo` runnable: pre-install edits (on a fresh checkout), then reinstall it alone."""
+        steps = [c for c in self.spec.pre_install if edits and not _needs_system_packages(c)]
+        reinstall = offline_reinstall(self.spec.install)
+        if reinstall:
+            steps.append(reinstall)
+        if not steps:
+            return ShellResult(0, "", 0.0)
+        return run_shell(" && ".join(steps), repo, self.environ(), REINSTALL_TIMEOUT_S)
+
+
+def offline_reinstall(install: str) -> str:
+    """The spec's install command changed to install the project alone, from the checkout."""
+    if "pip install" not in install:
+        return install
+    return install.replace("pip install", "pip install --no-deps --no-build-isolation", 1)
+
+
+def _needs_system_packages(command: str) -> bool:
+    return "apt-get" in command
+
+
+class EnvBuilder:
+    """Builds or finds the environment for a spec under `cache_dir/<repo>-<version>`."""
+
+    def __init__(self, cache_dir: Path, *, rebuild: bool = False) -> None:
+        self.cache_dir = cache_dir
+        self.rebuild = rebuild
+        self._checked: set[str] = set()
+
+    def is_cached(self, spec: EnvSpec) -> bool:
+        """Whether a finished build (or a recorded failure) exists, so no checkout is needed."""
+        if self.rebuild and spec.key not in self._checked:
+            return False
+        root = self.cache_dir / spec.key
+        return (root / "ready.json").is_file() or (root / "failed.json").is_file()
+
+    def get(self, spec: EnvSpec, mirror: Path, setup_commit: str, repo: Path) -> TaskEnv:
+        """The environment for `spec`, building it in `repo` (a fresh checkout) when missing."""
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        # Two evaluations sharing a cache must not build (or delete) the same env at once.
+        with (self.cache_dir / f"{spec.key}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return self._get_locked(spec, mirror, setup_commit, repo)
+
+    def _get_locked(self, spec: EnvSpec, mirror: Path, setup_commit: str, repo: Path
+                    ) -> TaskEnv:
+        root = self.cache_dir / spec.key
+        if self.rebuild and spec.key not in self._checked:
+            shutil.rmtree(root, ignore_errors=True)
+        self._checked.add(spec.key)
+        ready, failed = root / "ready.json", root / "failed.json"
+        if ready.is_file():
+            return TaskEnv(spec, root, json.loads(ready.read_text())["interpreter"])
+        if failed.is_file():
+            raise EnvUnavailable(json.loads(failed.read_text())["reason"])
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        start = time.monotonic()
+        try:
+            interp = self._build(spec, root, mirror, setup_commit, repo)
+        except EnvUnavailable as exc:
+            failed.write_text(json.dumps({"reason": exc.reason}))
+            raise
+        described = f"{interp.implementation} {interp.version} ({interp.path})"
+        ready.write_text(json.dumps({"interpreter": described, "spec": spec.key,
+                                     "seconds": round(time.monotonic() - start, 1)}))
+        return TaskEnv(spec, root, described)
+
+    def _build(
+        self, spec: EnvSpec, root: Path, mirror: Path, setup_commit: str, repo: Path,
+    ) -> Interpreter:
+        interp = find_interpreter(spec.python)
+        if interp is None:
+            raise EnvUnavailable(
+                f"no Python {spec.python} here (looked for python{spec.python} on PATH, in "
+                "pyenv, and a pypy3 of that version)"
+            )
+        log = (root / "build.log").open("w", encoding="utf-8")
+        env = TaskEnv(spec, root, "")
+        try:
+            self._step(log, f"{shlex.quote(str(interp.path))} -m venv {root / 'venv'}",
+                       repo, base_environ(), "create the virtualenv")
+            self._step(log, "python -m pip install -U 'pip<25' 'setuptools<71' wheel",
+                       repo, env.environ(), "bootstrap pip")
+            for step, label in self._recipe(spec, root, mirror, setup_commit, repo):
+                self._step(log, step, repo, env.environ(), label)
+        finally:
+            log.close()
+        return interp
+
+    def _recipe(
+        self, spec: EnvSpec, root: Path, mirror: Path, setup_commit: str, repo: Path,
+    ) -> list[tuple[str, str]]:
+        steps: list[tuple[str, str]] = []
+        if spec.packages == "requirements.txt":
+            reqs = root / "requirements.txt"
+            reqs.write_text(_requirements_at(mirror, setup_commit, spec.requirements_paths))
+            steps.append((f"python -m pip install -r {reqs}", "install the pinned requirements"))
+        elif spec.packages and spec.packages != "environment.yml":
+            steps.append((f"python -m pip install {spec.packages}", "install the packages"))
+        if spec.pip_packages:
+            pins = " ".join(shlex.quote(p) for p in spec.pip_packages)
+            steps.append((f"python -m pip install {pins}", "install the pinned pip packages"))
+        for command in spec.pre_install:
+            if not _needs_system_packages(command):
+                steps.append((command, "pre-install edit"))
+        if spec.install:
+            steps.append((spec.install, "install the project"))
+        build_requires = _build_requires(repo)
+        if build_requires:
+            backend = " ".join(shlex.quote(r) for r in build_requires)
+            steps.append((f"python -m pip install {backend}", "install the build backend"))
+        if spec.runner == "pytest":
+            steps.append(("python -c 'import pytest' || python -m pip install pytest",
+                          "make sure pytest is there"))
+        return steps
+
+    @staticmethod
+    def _step(log: TextIO, command: str, cwd: Path, environ: dict[str, str], label: str) -> None:
+        result = run_shell(command, cwd, environ, BUILD_TIMEOUT_S)
+        log.write(f"$ {command}\n{result.output}\n[exit {result.exit_code}, {result.seconds:.1f}s]\n\n")
+        log.flush()
+        if not result.ok:
+            last = result.tail(3).replace("\n", " | ")
+            raise EnvUnavailable(f"{label} failed: {last[-400:]}")
+
+
+def _requirements_at(mirror: Path, commit: str, paths: tuple[str, ...]) -> str:
+    """The repository's requirements at `commit`, `-r` includes inlined, the project left out."""
+    for path in paths:
+        text = _show(mirror, commit, path)
+        if text is None:
+            continue
+        base = path.rsplit("/", 1)[0] if "/" in path else ""
+        lines: list[str] = []
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("-r"):
+                included = stripped[2:].strip()
+                sub = _show(mirror, commit, f"{base}/{included}" if base else included) or ""
+                lines.extend(s for s in sub.splitlines() if not s.strip().startswith(_SKIPPED_REQ_PREFIXES))
+            elif not stripped.startswith(_SKIPPED_REQ_PREFIXES):
+                lines.append(line)
+        return "\n".join(lines) + "\n"
+    raise EnvUnavailable(f"no requirements file at {', '.join(paths)} in {commit[:12]}")
+
+
+def _show(mirror: Path, commit: str, path: str) -> str | None:
+    proc = subprocess.run(
+        [*SAFE_GIT, "--git-dir", str(mirror), "show", f"{commit}:{path}"],
+        capture_output=True, text=True, check=False,
+    )
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _build_requires(repo: Path) -> list[str]:
+    """The build backend the project declares, needed to reinstall it without isolation."""
+    pyproject = repo / "pyproject.toml"
+    if not pyproject.is_file():
+        return []
+    try:
+        data = tomllib.loads(pyproject.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return []
+    requires = data.get("build-system", {}).get("requires", [])
+    # Our setuptools pin (<71) keeps old setup.py files working; a newer floor would undo it.
+    return [r for r in requires if isinstance(r, str) and not re.match(r"setuptools\b(?!_)", r)]

@@ -1,0 +1,163 @@
+"""`codeloop eval swebench`: each instance through environment, agent and judge, to a result."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from codeloop.config import Settings
+from codeloop.errors import CodeloopError
+from codeloop.eval.swebench.agent import run_agent
+from codeloop.eval.swebench.checkout import apply_patch, checkout
+from codeloop.eval.swebench.envs import EnvUnavailable, TaskEnv
+from codeloop.eval.swebench.harness import Bench
+from codeloop.eval.swebench.instances import SweInstance
+from codeloop.eval.swebench.oracle import OracleModel
+from codeloop.llm.types import Model
+
+Outcome = Literal["resolved", "not_resolved", "env_unavailable"]
+ModelFactory = Callable[[SweInstance, Callable[[str], str | None]], Model]
+
+
+@dataclass
+class InstanceResult:
+    instance_id: str
+    repo: str
+    version: str
+    outcome: Outcome
+    reason: str = ""
+    model: str = ""
+    session_status: str = ""
+    steps: int = 0
+    tool_calls: int = 0
+    failed_tool_calls: int = 0
+    edits: int = 0
+    agent_s: float = 0.0
+    judge_s: float = 0.0
+    wall_s: float = 0.0
+    excluded_tests: list[str] = field(default_factory=list)
+    diff_lines: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(results: Iterable[InstanceResult]) -> dict[str, Any]:
+    """The totals; `resolved_pct` counts only instances whose environment was built."""
+    rows = list(results)
+    resolved = sum(r.outcome == "resolved" for r in rows)
+    not_resolved = sum(r.outcome == "not_resolved" for r in rows)
+    judged = resolved + not_resolved
+    return {
+        "instances": len(rows), "resolved": resolved, "not_resolved": not_resolved,
+        "env_unavailable": sum(r.outcome == "env_unavailable" for r in rows),
+        "resolved_pct": round(100.0 * resolved / judged, 1) if judged else 0.0,
+    }
+
+
+def model_factory(spec: str, settings: Settings) -> ModelFactory:
+    """`oracle`, `oracle-perturbed`, or a provider model such as `openai:gpt-4o-mini`."""
+    if spec in ("oracle", "oracle-perturbed"):
+        perturbed = spec == "oracle-perturbed"
+        return lambda inst, read: OracleModel(inst, read, perturbed=perturbed)
+    if ":" not in spec:
+        raise CodeloopError(f"unknown model {spec!r}",
+                            "use oracle, oracle-perturbed or PROVIDER:MODEL")
+    from codeloop.llm.factory import make_model
+
+    model = make_model(spec, settings)
+    return lambda _inst, _read: model
+
+
+def _reader(repo: Path) -> Callable[[str], str | None]:
+    def read(rel: str) -> str | None:
+        path = repo / rel
+        return path.read_text("utf-8", "surrogateescape") if path.is_file() else None
+    return read
+
+
+class Evaluation:
+    """Runs instances one after another with one model and one settings object."""
+
+    def __init__(self, bench: Bench, factory: ModelFactory, settings: Settings,
+                 work_dir: Path | None = None) -> None:
+        self.bench = bench
+        self.factory = factory
+        self.settings = settings
+        self.work_dir = work_dir
+
+    def run(self, instances: Iterable[SweInstance]) -> Iterator[InstanceResult]:
+        for inst in instances:
+            yield self.one(inst)
+
+    def one(self, inst: SweInstance) -> InstanceResult:
+        start = time.monotonic()
+        base = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable")
+        try:
+            env = self.bench.environment(inst)
+        except EnvUnavailable as exc:
+            base.reason = exc.reason
+            return self._done(base, start)
+        check = self.bench.validate(inst, env)
+        base.excluded_tests = check.excluded
+        if not check.ok:
+            base.reason = f"environment check failed: {check.problem}"
+            return self._done(base, start)
+        self._solve(inst, env, base, frozenset(check.excluded))
+        return self._done(base, start)
+
+    def check(self, inst: SweInstance) -> InstanceResult:
+        """Only the environment check: "resolved" means the gold patch resolves, empty does not."""
+        start = time.monotonic()
+        result = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable",
+                                model="gold")
+        try:
+            env = self.bench.environment(inst)
+        except EnvUnavailable as exc:
+            result.reason = exc.reason
+            return self._done(result, start)
+        check = self.bench.validate(inst, env)
+        result.excluded_tests = check.excluded
+        if check.ok:
+            result.outcome = "resolved"
+        else:
+            result.reason = f"environment check failed: {check.problem}"
+        return self._done(result, start)
+
+    def _solve(self, inst: SweInstance, env: TaskEnv, result: InstanceResult,
+               excluded: frozenset[str]) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="codeloop-swe-", dir=self.work_dir))
+        try:
+            repo = checkout(self.bench.mirror(inst), inst.base_commit, tmp / "repo")
+            prepared = env.prepare(repo)
+            if not prepared.ok:
+                result.reason = f"installing the project failed: {prepared.tail(3)}"
+                return
+            apply_patch(repo, inst.test_patch, "test patch")
+            model = self.factory(inst, _reader(repo))
+            result.model = model.name
+            run = run_agent(inst, model, repo, env, tmp / "session", self.settings)
+            result.session_status = run.status
+            result.steps, result.tool_calls = run.steps, run.tool_calls
+            result.failed_tool_calls, result.edits = run.failed_tool_calls, run.edits
+            result.agent_s = round(run.wall_s, 2)
+            result.diff_lines = run.diff.count("\n")
+            if not run.diff.strip():
+                result.outcome, result.reason = "not_resolved", "the session changed nothing"
+                return
+            verdict = self.bench.judge(inst, env, run.diff, excluded)
+            result.judge_s = round(verdict.seconds, 2)
+            result.outcome = "resolved" if verdict.resolved else "not_resolved"
+            result.reason = verdict.reason
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @staticmethod
+    def _done(result: InstanceResult, start: float) -> InstanceResult:
+        result.wall_s = round(time.monotonic() - start, 2)
+        return result

@@ -1,0 +1,82 @@
+"""`run_tests` and `run_checks`: the verifier's results handed to the model as structured data."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from codeloop.index.service import RepoIndex
+from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
+from codeloop.verify.verifier import Verification, Verifier
+
+
+def get_verifier(ctx: ToolContext) -> Verifier:
+    """The session's verifier from `ctx.services`, made (and kept there) on first use.
+
+    It reads `verify_config` (the verify settings dict) and, when present, `index` (the
+    session's `RepoIndex`, whose file graph widens the related tests) from the services.
+    """
+    verifier = ctx.services.get("verifier")
+    if not isinstance(verifier, Verifier):
+        index = ctx.services.get("index")
+        verifier = Verifier(
+            ctx.root, ctx.sandbox, ctx.services.get("verify_config"), changed_files=ctx.workspace.changed_files,
+            graph=index.graph if isinstance(index, RepoIndex) else None,
+        )
+        ctx.services["verifier"] = verifier
+    return verifier
+
+
+def _observe(result: Verification, ctx: ToolContext) -> Observation:
+    ctx.emit(result.event())
+    # Failing tests are a result, not a tool error; running nothing at all is one.
+    return Observation(
+        ok=bool(result.runs),
+        output=result.text(),
+        error=None if result.runs else "nothing to run: " + "; ".join(result.notes),
+        data=result.data(),
+        # Test output echoes repository content the model did not write.
+        untrusted=True,
+    )
+
+
+class RunTestsArgs(ToolArgs):
+    target: str | None = Field(
+        default=None,
+        description=(
+            "What to run: a test file, directory or test id (e.g. tests/test_x.py::test_y), "
+            "several separated by spaces. Omit to run the tests related to your changes, "
+            "then the wider suite."
+        ),
+    )
+
+
+class RunTests(Tool):
+    name: ClassVar[str] = "run_tests"
+    description: ClassVar[str] = (
+        "Run the project's tests in the sandbox. Returns pass/fail counts and each failure "
+        "(file, line, test id, message, short trace), marked new if it was not failing before your edits."
+    )
+    args_model: ClassVar[type[ToolArgs]] = RunTestsArgs
+    tier: ClassVar[Tier] = "execute"
+
+    def run(self, args: RunTestsArgs, ctx: ToolContext) -> Observation:
+        return _observe(get_verifier(ctx).run_tests(args.target), ctx)
+
+
+class RunChecksArgs(ToolArgs):
+    pass
+
+
+class RunChecks(Tool):
+    name: ClassVar[str] = "run_checks"
+    description: ClassVar[str] = (
+        "Run the project's linters, type checker and security scanner in the sandbox. Returns "
+        "each finding (file, line, rule, message), marked new if it was not there before your edits."
+    )
+    args_model: ClassVar[type[ToolArgs]] = RunChecksArgs
+    tier: ClassVar[Tier] = "execute"
+
+    def run(self, args: RunChecksArgs, ctx: ToolContext) -> Observation:
+        return _observe(get_verifier(ctx).run_checks(), ctx)

@@ -1,0 +1,167 @@
+"""Pick the tests most likely affected by a set of changed files.
+
+A small import scan: a test file is related when it is a changed file itself, imports a
+changed module (or the package that holds it), or is named for it (`test_<stem>.py`).
+With the index's file graph, test files that import or reference a changed file are added
+(this catches names re-exported through a package `__init__`). Go maps a changed file to
+its package directory. Rust and unknown languages get none; the caller runs the wider suite.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import posixpath
+import re
+import tomllib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from codeloop.index.graph import FileGraph
+
+_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", ".tox", "build", "dist", "__pycache__", "target"}
+_PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ()*]+)|import\s+([\w., ]+))", re.MULTILINE)
+_JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"](\.{1,2}/[^'"]+)['"]""")
+_JS_EXT = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs")
+
+
+def _is_py_test(rel: str) -> bool:
+    name = posixpath.basename(rel)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _is_js_test(rel: str) -> bool:
+    name = posixpath.basename(rel)
+    return name.endswith(_JS_EXT) and (".test." in name or ".spec." in name or "/__tests__/" in f"/{rel}")
+
+
+def _walk(root: Path, wanted: tuple[str, ...]) -> Iterable[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
+        for name in filenames:
+            if name.endswith(wanted):
+                yield Path(dirpath, name).relative_to(root).as_posix()
+
+
+def _module_names(rel: str) -> set[str]:
+    """Every dotted name the file could be imported as (src layouts strip a leading prefix)."""
+    parts = rel.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return {".".join(parts[i:]) for i in range(len(parts)) if parts[i:]}
+
+
+def _py_imports(text: str) -> set[str]:
+    names: set[str] = set()
+    for found in _PY_IMPORT.finditer(text):
+        module, imported, plain = found.groups()
+        if plain:
+            names.update(p.strip().split(" as ")[0] for p in plain.split(",") if p.strip())
+        elif module and not module.startswith("."):
+            names.add(module)
+            names.update(f"{module}.{n.strip().split(' as ')[0]}" for n in imported.strip("()").split(",") if n.strip())
+    return names
+
+
+def pytest_testpaths(root: Path) -> list[str]:
+    """The `testpaths` pytest is configured with (pytest.ini, pyproject, tox.ini, setup.cfg)."""
+    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(root / name, encoding="utf-8")
+        except configparser.Error:
+            continue
+        if parser.has_option(section, "testpaths"):
+            return parser.get(section, "testpaths").split()
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    paths = data.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("testpaths", [])
+    return [str(p) for p in paths] if isinstance(paths, list) else str(paths).split()
+
+
+def _under(rel: str, dirs: list[str]) -> bool:
+    return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in dirs)
+
+
+def _python_related(root: Path, changed: list[str]) -> list[str]:
+    changed_py = [c for c in changed if c.endswith(".py")]
+    if not changed_py:
+        return []
+    modules = set().union(*(_module_names(c) for c in changed_py if not _is_py_test(c)))
+    stems = {posixpath.basename(c).removesuffix(".py") for c in changed_py}
+    out = {c for c in changed_py if _is_py_test(c) and (root / c).exists()}
+    for rel in _walk(root, (".py",)):
+        if not _is_py_test(rel) or rel in out:
+            continue
+        stem = posixpath.basename(rel).removesuffix(".py").removeprefix("test_").removesuffix("_test")
+        if stem in stems:
+            out.add(rel)
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if modules & _py_imports(text):
+            out.add(rel)
+    # Tests outside the configured testpaths (examples, vendored code) are not the suite.
+    testpaths = pytest_testpaths(root)
+    return sorted(r for r in out if not testpaths or _under(r, testpaths))
+
+
+def _js_related(root: Path, changed: list[str]) -> list[str]:
+    changed_js = {c.rsplit(".", 1)[0] for c in changed if c.endswith(_JS_EXT)}
+    if not changed_js:
+        return []
+    out = {c for c in changed if _is_js_test(c) and (root / c).exists()}
+    for rel in _walk(root, _JS_EXT):
+        if not _is_js_test(rel) or rel in out:
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        base = posixpath.dirname(rel)
+        for spec in _JS_IMPORT.findall(text):
+            target = posixpath.normpath(posixpath.join(base, spec))
+            target = target.rsplit(".", 1)[0] if target.endswith(_JS_EXT) else target
+            if target in changed_js or f"{target}/index" in changed_js:
+                out.add(rel)
+                break
+    return sorted(out)
+
+
+def _go_related(changed: list[str]) -> list[str]:
+    dirs = {posixpath.dirname(c) for c in changed if c.endswith(".go")}
+    return sorted(f"./{d}" if d else "." for d in dirs)
+
+
+def graph_related(graph: FileGraph, changed: list[str], is_test: Callable[[str], bool]) -> set[str]:
+    """Test files with an import or reference edge to a changed file."""
+    targets = {graph.index[c] for c in changed if c in graph.index}
+    if not targets:
+        return set()
+    return {
+        graph.paths[src]
+        for src, dst in zip(graph.src.tolist(), graph.dst.tolist(), strict=True)
+        if dst in targets and is_test(graph.paths[src])
+    }
+
+
+def related_tests(root: Path, changed: list[str], runner: str, graph: FileGraph | None = None) -> list[str]:
+    """Targets for the test runner named `runner` (a `CommandSpec.name`), sorted."""
+    if runner == "pytest":
+        found = set(_python_related(root, changed))
+        if graph is not None:
+            testpaths = pytest_testpaths(root)
+            found |= {t for t in graph_related(graph, changed, _is_py_test) if not testpaths or _under(t, testpaths)}
+        return sorted(found)
+    if runner == "go test":
+        return _go_related(changed)
+    if runner.endswith(" test") and runner.split()[0] in ("npm", "yarn", "pnpm"):
+        found = set(_js_related(root, changed))
+        if graph is not None:
+            found |= graph_related(graph, changed, _is_js_test)
+        return sorted(found)
+    return []

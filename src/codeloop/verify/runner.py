@@ -1,0 +1,88 @@
+"""Run one verification command in the sandbox and turn what it printed into a `RunResult`."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import uuid
+from pathlib import Path
+
+from codeloop.sandbox.base import Limits, Sandbox
+from codeloop.verify.commands import SCRATCH_DIR, CommandSpec
+from codeloop.verify.models import Failure, RunResult
+from codeloop.verify.parsers import PARSERS, parse_generic
+from codeloop.verify.parsers.paths import short_trace
+
+# A report bigger than this is not something we can usefully read (or should trust).
+_MAX_REPORT_BYTES = 64 * 1024 * 1024
+
+
+def _read_report(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > _MAX_REPORT_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _cleanup(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    # The directory stays while another report is in it.
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()
+
+
+def run_command(
+    spec: CommandSpec,
+    sandbox: Sandbox,
+    workspace: Path,
+    limits: Limits,
+    env: dict[str, str] | None = None,
+    targets: list[str] | None = None,
+    scope: str = "full",
+) -> RunResult:
+    """Never raises for a failing command: failures, crashes and timeouts are all results."""
+    slug = re.sub(r"[^\w-]+", "-", spec.name)
+    report_rel = f"{SCRATCH_DIR}/{slug}-{uuid.uuid4().hex[:8]}.{spec.report_ext or 'out'}"
+    report_path = workspace / report_rel
+    if spec.report_ext:
+        report_path.parent.mkdir(exist_ok=True)
+    command = spec.render(targets, report_rel)
+    try:
+        result = sandbox.run(command, workspace, env or None, limits)
+        report = _read_report(report_path) if spec.report_ext else None
+    finally:
+        if spec.report_ext:
+            _cleanup(report_path)
+    parsed = PARSERS[spec.parser](result.output, report, workspace)
+    if not parsed.structured and result.exit_code not in (0, None):
+        parsed = parse_generic(result.output, None, workspace)
+    failures = [f if f.tool else f.model_copy(update={"tool": spec.name}) for f in parsed.failures]
+    run = RunResult(
+        name=spec.name, category=spec.category, command=spec.display(targets), scope=scope,
+        exit_code=result.exit_code, duration_ms=result.duration_ms, timed_out=result.timed_out,
+        failures=failures, passed=parsed.passed, skipped=parsed.skipped, parser=spec.parser,
+        output_tail=short_trace(result.output, max_lines=40, max_chars=4000),
+    )
+    if result.timed_out or result.killed_reason:
+        why = "timed out" if result.timed_out else f"was stopped ({result.killed_reason})"
+        run.failures.append(Failure(kind="timeout", tool=spec.name, message=f"{spec.name} on {scope} {why}"))
+        run.outcome, run.note = "timeout", f"{why} after {result.duration_ms / 1000:.0f}s"
+        return run
+    if failures:
+        run.outcome = "failed"
+        return run
+    if result.exit_code == 0:
+        return run
+    if result.exit_code in spec.usage_exit_codes and (
+        not spec.usage_markers or any(m in result.output for m in spec.usage_markers)
+    ):
+        run.outcome, run.note = "usage", "the command could not run as asked (no tests matched the target?)"
+        return run
+    run.outcome = "failed"
+    run.failures.append(
+        Failure(kind="crash", tool=spec.name, trace=short_trace(result.output),
+                message=f"{spec.name} on {scope} exited with code {result.exit_code} and no failure it could parse")
+    )
+    return run

@@ -1,0 +1,53 @@
+"""The verifier's settings: the dict the integrator passes, validated at the boundary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codeloop.errors import ConfigError
+
+GATE_KINDS = ("test", "error", "build", "type", "lint", "timeout", "crash")
+
+
+class VerifySettings(BaseModel):
+    """`test`/`lint`/`typecheck`/`security` name commands and override detection and AGENTS.md.
+
+    A list that is given but empty turns that category off.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    test: str | None = None
+    lint: list[str] | None = None
+    typecheck: list[str] | None = None
+    security: list[str] | None = None
+    python: str = "python3"
+    # Variables every verification command gets (e.g. a PATH that leads to the project's
+    # virtualenv); the sandbox otherwise starts commands with a minimal environment.
+    env: dict[str, str] = Field(default_factory=dict)
+    # Tests run by `baseline()` when no target is given to it: None = the whole suite.
+    baseline_target: str | None = None
+    max_fix_rounds: int = Field(default=3, ge=1)
+    test_timeout_s: float = Field(default=900.0, gt=0)
+    check_timeout_s: float = Field(default=300.0, gt=0)
+    # Wall-clock seconds all verification runs of a session may take together.
+    time_budget_s: float = Field(default=3600.0, gt=0)
+    # Failure kinds that block `finish` when new; security blocks on new high findings only.
+    block_on: list[str] = Field(default_factory=lambda: list(GATE_KINDS))
+    block_on_security: bool = True
+    max_output_bytes: int = Field(default=256_000, gt=1000)
+
+    @classmethod
+    def load(cls, data: dict[str, Any] | None) -> VerifySettings:
+        try:
+            return cls.model_validate(data or {})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'verify'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ConfigError(
+                f"bad verify settings: {problems}",
+                hint=f"allowed keys: {', '.join(sorted(cls.model_fields))}",
+            ) from exc

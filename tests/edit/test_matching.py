@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import pytest
+
+from codeloop.edit.errors import AmbiguousMatch, BadReplacement, NoMatch
+from codeloop.edit.matching import Edit, apply_edit
+
+CODE = """\
+import os
+
+
+def load(path):
+    with open(path) as fh:
+        data = fh.read()
+    return data
+
+
+class Store:
+    def save(self, key, value):
+        if key:
+            self.items[key] = value
+        return True
+"""
+
+
+def apply(search: str, replace: str, text: str = CODE, **kw: object) -> tuple[str, str]:
+    result = apply_edit(text, Edit(search, replace, **kw))  # type: ignore[arg-type]
+    return result.text, result.strategy
+
+
+def test_exact():
+    text, level = apply("        data = fh.read()\n", "        data = fh.read().strip()\n")
+    assert level == "exact"
+    assert "data = fh.read().strip()\n" in text
+    assert text.count("\n") == CODE.count("\n")
+
+
+def test_trailing_whitespace_is_ignored_and_not_copied():
+    text, level = apply("        data = fh.read()   \n    return data \n",
+                        "        data = fh.read()   \n    return data.upper()  \n")
+    assert level == "trailing_whitespace"
+    assert "    return data.upper()\n" in text
+
+
+def test_dedented_search_is_reindented():
+    text, level = apply("if key:\n    self.items[key] = value\n",
+                        "if key:\n    self.items[key] = value\n    self.dirty = True\n")
+    assert level == "indentation"
+    assert "            self.items[key] = value\n            self.dirty = True\n" in text
+
+
+def test_tabs_for_spaces_and_two_space_indent():
+    tabbed, level = apply("\tdef save(self, key, value):\n\t\tif key:\n",
+                          "\tdef save(self, key, value):\n\t\tif key is not None:\n")
+    assert level == "indentation"
+    assert "        if key is not None:\n" in tabbed
+    two, level = apply("  def save(self, key, value):\n    if key:\n      self.items[key] = value\n",
+                       "  def save(self, key, value):\n    if key:\n      self.items[key] = value\n"
+                       "      if value:\n        self.count += 1\n")
+    assert level == "indentation"
+    assert "            if value:\n                self.count += 1\n" in two
+
+
+def test_tab_indented_file_keeps_tabs():
+    text = "def f():\n\tif x:\n\t\treturn 1\n"
+    out, level = apply("    if x:\n        return 1\n", "    if x:\n        return 2\n", text)
+    assert level == "indentation"
+    assert out == "def f():\n\tif x:\n\t\treturn 2\n"
+
+
+def test_curly_quotes_are_matched_and_folded_in_new_lines():
+    text = 'msg = "hello"\nname = \'x\'\n'
+    out, level = apply("msg = “hello”\n", "msg = “hello, world”\nother = ‘y’\n", text)
+    assert level == "unicode"
+    assert out == 'msg = "hello, world"\nother = \'y\'\nname = \'x\'\n'
+
+
+def test_odd_spaces_match():
+    out, level = apply("import\u00a0os\n", "import sys\n")
+    assert level == "unicode"
+    assert out.startswith("import sys\n")
+
+
+def test_missing_and_spurious_blank_lines():
+    out, level = apply("import os\ndef load(path):\n", "import os\nimport sys\ndef load(path):\n")
+    assert level == "blank_lines"
+    assert out.startswith("import os\nimport sys\n\n\ndef load(path):\n")
+    out, level = apply("\n\n    return data\n\n\n\n", "\n\n    return data or None\n\n\n\n")
+    assert "    return data or None\n\n\nclass Store:" in out
+
+
+def test_elision_keeps_the_elided_lines():
+    out, level = apply("def load(path):\n    ...\n    return data\n",
+                       "def load(path, mode='r'):\n    ...\n    return data\n")
+    assert level == "elision"
+    assert "def load(path, mode='r'):\n    with open(path) as fh:\n        data = fh.read()\n    return data\n" in out
+
+
+def test_fuzzy_needs_high_similarity():
+    out, level = apply("    with open(path) as fh:\n        data = fh.raed()\n    return data\n",
+                       "    with open(path) as fh:\n        data = fh.read()\n    return data + '!'\n")
+    assert level == "fuzzy"
+    assert "    return data + '!'\n" in out
+    with pytest.raises(NoMatch) as err:
+        apply("totally different\ncontent here\n", "x\n")
+    assert "closest region" in err.value.message
+
+
+def test_fuzzy_refuses_without_a_clear_margin():
+    text = "".join(f"def f{i}(a):\n    return a + {i}\n\n" for i in range(6))
+    with pytest.raises(NoMatch) as err:
+        apply("def f(a):\n    return a + 9\n", "def f(a):\n    return a\n", text)
+    assert "neither was edited" in err.value.message
+
+
+def test_ambiguity_at_each_level_lists_the_lines():
+    text = "a = 1\nb = 2\n\na = 1\nb = 2\n"
+    for search, level in [("a = 1\nb = 2\n", "exact"), ("a = 1  \nb = 2\n", "trailing"),
+                          ("  a = 1\n  b = 2\n", "indentation"), ("a = 1\n\nb = 2\n", "blank")]:
+        with pytest.raises(AmbiguousMatch) as err:
+            apply(search, "z\n", text)
+        assert err.value.lines == [1, 4], level
+    with pytest.raises(AmbiguousMatch):
+        apply("a = 1\n...\nb = 2\n", "z\n...\nb = 2\n", text)
+
+
+def test_line_hint_and_anchor_settle_an_ambiguity():
+    text = "def a():\n    x = 1\n\ndef b():\n    x = 1\n"
+    out, _ = apply("    x = 1\n", "    x = 2\n", text, hint_line=5)
+    assert out == "def a():\n    x = 1\n\ndef b():\n    x = 2\n"
+    out, _ = apply("    x = 1\n", "    x = 2\n", text, anchors=("def b():",))
+    assert out.endswith("    x = 2\n") and out.count("x = 1") == 1
+    with pytest.raises(AmbiguousMatch):
+        apply("    x = 1\n", "    x = 2\n", text, hint_line=40)
+
+
+def test_reapplied_edit_is_reported_not_refused():
+    result = apply_edit(CODE, Edit("    return True\n", "    return False\n"))
+    again = apply_edit(result.text, Edit("    return True\n", "    return False\n"))
+    assert again.already_applied and again.text == result.text
+
+
+def test_replace_all_and_substring_semantics():
+    out, _ = apply("value", "val", whole_lines=False, replace_all=True)
+    assert "value" not in out and out.count("val") == 2
+    with pytest.raises(AmbiguousMatch):
+        apply("key", "k", whole_lines=False)
+
+
+def test_single_line_substring_with_multiline_dedented_replacement():
+    out, _ = apply("return True", "self.flush()\nreturn True", whole_lines=False)
+    assert "        self.flush()\n        return True\n" in out
+
+
+def test_empty_search_only_fills_an_empty_file():
+    assert apply("", "x = 1\n", "")[0] == "x = 1\n"
+    with pytest.raises(BadReplacement):
+        apply("", "x = 1\n")
+
+
+def test_no_trailing_newline_is_kept():
+    out, _ = apply("b\n", "c\n", "a\nb")
+    assert out == "a\nc"

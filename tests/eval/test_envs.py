@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.eval.conftest import SPEC, git
+
+from codeloop.eval.swebench.envs import (
+    EnvBuilder,
+    EnvUnavailable,
+    _requirements_at,
+    offline_reinstall,
+)
+from codeloop.eval.swebench.specs import SpecMissing, spec_for
+
+
+def test_a_missing_interpreter_is_unavailable_and_remembered(tmp_path: Path) -> None:
+    spec = SPEC.__class__(**{**SPEC.__dict__, "python": "2.5"})
+    builder = EnvBuilder(tmp_path)
+    with pytest.raises(EnvUnavailable, match=r"no Python 2\.5"):
+        builder.get(spec, tmp_path, "HEAD", tmp_path)
+    assert builder.is_cached(spec)
+    recorded = json.loads((tmp_path / spec.key / "failed.json").read_text())
+    assert "no Python 2.5" in recorded["reason"]
+    # A second call answers from the record without trying again.
+    with pytest.raises(EnvUnavailable, match=r"no Python 2\.5"):
+        EnvBuilder(tmp_path).get(spec, tmp_path, "HEAD", tmp_path)
+
+
+def test_reinstall_is_offline_and_keeps_extras() -> None:
+    assert offline_reinstall("python -m pip install -e .[test] --verbose") == (
+        "python -m pip install --no-deps --no-build-isolation -e .[test] --verbose")
+    assert offline_reinstall("") == ""
+
+
+def test_requirements_are_read_at_the_commit_with_includes(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "requirements").mkdir(parents=True)
+    (src / "requirements" / "dev.txt").write_text("-r tests.txt\n-e .\nsphinx==4.0\n# note\n")
+    (src / "requirements" / "tests.txt").write_text("pytest==6.2.4\n")
+    git("init", "-q", cwd=src)
+    git("add", ".", cwd=src)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "r", cwd=src)
+    mirror = tmp_path / "m.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(src), str(mirror)], check=True)
+    text = _requirements_at(mirror, "HEAD", ("requirements.txt", "requirements/dev.txt"))
+    assert text.split() == ["pytest==6.2.4", "sphinx==4.0"]
+    with pytest.raises(EnvUnavailable, match="no requirements file"):
+        _requirements_at(mirror, "HEAD", ("nope.txt",))
+
+
+def test_spec_table_has_the_harness_facts() -> None:
+    sympy = spec_for("sympy/sympy", "1.1")
+    assert sympy.runner == "sympy" and "bin/test -C --verbose" in sympy.test_cmd
+    flask = spec_for("pallets/flask", "2.0")
+    assert flask.python == "3.9" and "Werkzeug==2.3.7" in flask.pip_packages
+    assert flask.requirements_paths == ("requirements/dev.txt",)
+    with pytest.raises(SpecMissing):
+        spec_for("pallets/flask", "0.0")

@@ -1,0 +1,46 @@
+"""End to end on the fake task: the oracle through the real runner, then the judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.eval.conftest import FakeTask, fake_specs
+
+from codeloop.config import Settings
+from codeloop.eval.swebench.evaluate import Evaluation, InstanceResult, model_factory, summarize
+from codeloop.eval.swebench.harness import Bench
+
+
+def _evaluate(task: FakeTask, model: str, tmp_path: Path) -> InstanceResult:
+    bench = Bench(task.mirrors, task.env_cache, specs=fake_specs, work_dir=tmp_path)
+    settings = Settings()
+    return Evaluation(bench, model_factory(model, settings), settings, tmp_path).one(task.inst)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["oracle", "oracle-perturbed"])
+def test_oracle_resolves_through_the_runner(fake_task: FakeTask, tmp_path: Path,
+                                           model: str) -> None:
+    result = _evaluate(fake_task, model, tmp_path)
+    assert result.outcome == "resolved", result.reason
+    assert result.model == model and result.session_status == "finished"
+    assert result.edits >= 1 and result.tool_calls >= 3 and result.steps >= 3
+    assert result.diff_lines > 0
+
+
+def test_missing_environment_is_reported_with_its_reason(fake_task: FakeTask,
+                                                         tmp_path: Path) -> None:
+    inst = fake_task.inst.model_copy(update={"version": "9.9", "instance_id": "acme__calc-2"})
+    bench = Bench(fake_task.mirrors, tmp_path / "envs", work_dir=tmp_path)
+    result = Evaluation(bench, model_factory("oracle", Settings()), Settings()).one(inst)
+    assert result.outcome == "env_unavailable"
+    assert "no environment recipe for acme/calc 9.9" in result.reason
+
+
+def test_summary_counts_only_built_environments() -> None:
+    rows = [InstanceResult("a", "r", "1", "resolved"), InstanceResult("b", "r", "1", "resolved"),
+            InstanceResult("c", "r", "1", "not_resolved"),
+            InstanceResult("d", "r", "1", "env_unavailable", reason="no python")]
+    assert summarize(rows) == {"instances": 4, "resolved": 2, "not_resolved": 1,
+                               "env_unavailable": 1, "resolved_pct": 66.7}

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from tests.eval.conftest import FakeTask, fake_specs
+
+from codeloop.eval.swebench.harness import Bench, Validation
+from codeloop.eval.swebench.judge import Verdict, grade, judge
+
+
+def test_gold_resolves_and_no_patch_does_not(fake_task: FakeTask) -> None:
+    t = fake_task
+    gold = judge(t.inst, t.env, t.mirror, t.inst.patch)
+    assert gold.resolved, gold.output_tail
+    assert gold.statuses["test_calc.py::test_add"] == "PASSED"
+    empty = judge(t.inst, t.env, t.mirror, "")
+    assert not empty.resolved
+    assert empty.f2p_failing == ["test_calc.py::test_add"] and not empty.p2p_failing
+
+
+def test_a_diff_that_breaks_a_passing_test_is_not_resolved(fake_task: FakeTask) -> None:
+    t = fake_task
+    breaks_sub = t.inst.patch.replace("@@ -2,7 +2,7 @@", "@@ -2,10 +2,10 @@").replace(
+        " def sub(a, b):\n", " def sub(a, b):\n-    return a - b\n+    return b - a\n \n \n")
+    verdict = judge(t.inst, t.env, t.mirror, breaks_sub)
+    assert not verdict.resolved
+    assert verdict.p2p_failing == ["test_calc.py::test_sub"]
+    rejected = judge(t.inst, t.env, t.mirror, "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,1 +1,1 @@\n-nothing like this\n+x\n")
+    assert not rejected.resolved and "does not apply" in rejected.reason
+
+
+def test_validation_is_cached_with_the_environment(fake_task: FakeTask) -> None:
+    bench = Bench(fake_task.mirrors, fake_task.env_cache, specs=fake_specs)
+    env = bench.environment(fake_task.inst)
+    first = bench.validate(fake_task.inst, env)
+    assert first.ok and first.excluded == []
+    assert (env.root / "validated" / "acme__calc-1.json").is_file()
+    assert bench.validate(fake_task.inst, env) == first
+
+
+def test_network_failures_are_excluded_and_all_network_f2p_is_unjudgeable(
+    fake_task: FakeTask,
+) -> None:
+    inst = fake_task.inst
+    gold = Verdict(False, statuses={"test_calc.py::test_add": "PASSED",
+                                    "test_calc.py::test_sub": "FAILED"},
+                   network={"test_calc.py::test_sub"})
+    empty = Verdict(False, statuses={"test_calc.py::test_add": "FAILED"})
+    check = Validation.from_runs(inst, gold, empty)
+    assert check.ok and check.excluded == ["test_calc.py::test_sub"]
+    assert grade(inst, empty.statuses, frozenset(check.excluded)).f2p_failing == [
+        "test_calc.py::test_add"]
+    gold_net = Verdict(False, statuses={}, network={"test_calc.py::test_add"})
+    check = Validation.from_runs(inst, gold_net, empty)
+    assert not check.ok and "network" in check.problem
+    same = Validation.from_runs(inst, Verdict(True, statuses=dict.fromkeys(
+        ["test_calc.py::test_add", "test_calc.py::test_sub"], "PASSED")), Verdict(
+        True, statuses=dict.fromkeys(["test_calc.py::test_add", "test_calc.py::test_sub"],
+                                     "PASSED")))
+    assert not same.ok and "without any change" in same.problem

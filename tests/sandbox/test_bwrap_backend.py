@@ -1,0 +1,122 @@
+"""The bwrap backend over real workspaces: writes absorbed, the user's tree untouched."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from codeloop.sandbox.bwrap_backend import BwrapSandbox
+from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
+from codeloop.sandbox.probe import Capabilities, Probe, probe
+from codeloop.workspace.copy import CopyWorkspace
+from codeloop.workspace.factory import open_workspace
+
+
+@pytest.fixture(scope="module")
+def caps() -> Capabilities:
+    found = probe()
+    if not found.isolation_available or not found.overlay.ok:
+        pytest.skip(f"CANNOT EXERCISE: bwrap overlay unavailable ({found.overlay.detail})")
+    return found
+
+
+def _tree_hash(top: Path) -> str:
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in sorted(os.walk(top)):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = Path(dirpath, name)
+            h.update(str(full.relative_to(top)).encode() + full.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text("x = 1\n")
+    (root / "README.md").write_text("readme\n")
+    (root / "old.txt").write_text("old\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_command_writes_reach_the_workspace_not_the_repository(
+    repo: Path, tmp_path: Path, caps: Capabilities
+) -> None:
+    before = _tree_hash(repo)
+    ws = open_workspace(repo, tmp_path / "state")
+    sandbox = BwrapSandbox(ws, capabilities=caps)
+    result = sandbox.run(
+        "echo 'x = 2' > pkg/mod.py; echo new > pkg/new.py; rm old.txt; mkdir -p a/b;"
+        " echo deep > a/b/c.txt; cat README.md",
+        cwd=ws.path,
+    )
+    assert result.exit_code == 0, result.output
+    assert result.backend == "bwrap" and "readme" in result.output
+    assert (ws.path / "pkg" / "mod.py").read_text() == "x = 2\n"
+    assert (ws.path / "a" / "b" / "c.txt").read_text() == "deep\n"
+    assert not (ws.path / "old.txt").exists()
+    assert set(ws.changed_files()) >= {"pkg/mod.py", "pkg/new.py", "old.txt", "a/b/c.txt"}
+    assert _tree_hash(repo) == before
+    # A second command sees the first one's results.
+    again = sandbox.run("cat pkg/new.py; ls old.txt", cwd=ws.path / "pkg")
+    assert "new" in again.output and "No such file" in again.output
+    assert _tree_hash(repo) == before
+
+
+def test_per_command_scratch_is_removed(repo: Path, tmp_path: Path, caps: Capabilities) -> None:
+    ws = open_workspace(repo, tmp_path / "state")
+    BwrapSandbox(ws, capabilities=caps).run("echo hi > f", cwd=ws.path)
+    leftovers = [p for p in ws.path.parent.rglob("*") if "upper" in p.name or p.name == "work"]
+    assert leftovers == []
+
+
+def test_setuid_bits_never_reach_the_workspace(
+    repo: Path, tmp_path: Path, caps: Capabilities
+) -> None:
+    ws = open_workspace(repo, tmp_path / "state")
+    result = BwrapSandbox(ws, capabilities=caps).run(
+        "cp /bin/true mine; chmod 4755 mine; chmod 2755 pkg; stat -c %a mine", cwd=ws.path
+    )
+    assert result.output.strip().splitlines()[-1] in ("4755", "755")
+    mode = (ws.path / "mine").stat().st_mode
+    assert not mode & (stat.S_ISUID | stat.S_ISGID)
+
+
+def test_cwd_outside_the_workspace_is_refused(
+    repo: Path, tmp_path: Path, caps: Capabilities
+) -> None:
+    ws = open_workspace(repo, tmp_path / "state")
+    with pytest.raises(SandboxMisuse):
+        BwrapSandbox(ws, capabilities=caps).run("true", cwd=tmp_path)
+
+
+def test_without_overlay_a_copy_is_bind_mounted(
+    repo: Path, tmp_path: Path, caps: Capabilities
+) -> None:
+    # The probe result is edited to stand for a machine without overlay support.
+    no_overlay = dataclasses.replace(caps, overlay=Probe(False, "simulated: no overlay"))
+    copy = CopyWorkspace(repo, tmp_path / "copy-state")
+    result = BwrapSandbox(copy, capabilities=no_overlay).run("echo w > w.txt", cwd=copy.path)
+    assert result.exit_code == 0, result.output
+    assert any("bind-mounted" in n for n in result.notes)
+    assert (copy.path / "w.txt").read_text() == "w\n"
+    assert not (repo / "w.txt").exists()
+    linked = open_workspace(repo, tmp_path / "linked-state")
+    if linked.kind != "copy":
+        with pytest.raises(SandboxUnavailable):
+            BwrapSandbox(linked, capabilities=no_overlay).run("true", cwd=linked.path)
+
+
+def test_no_workspace_means_writes_are_discarded(tmp_path: Path, caps: Capabilities) -> None:
+    (tmp_path / "keep.txt").write_text("keep\n")
+    result = BwrapSandbox(capabilities=caps).run("cat keep.txt; echo gone > keep.txt", cwd=tmp_path)
+    assert "keep" in result.output
+    assert (tmp_path / "keep.txt").read_text() == "keep\n"

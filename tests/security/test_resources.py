@@ -1,0 +1,118 @@
+"""Resources: cases 28-34 and pitfalls 4 and 6 (tmpfs is RAM that RLIMIT_AS does not count)."""
+
+from __future__ import annotations
+
+import os
+import resource
+from pathlib import Path
+
+import pytest
+
+from .conftest import Box
+
+pytestmark = pytest.mark.security
+
+
+def _host_processes_with(marker: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def test_case28_pitfall4_fork_bomb_hits_the_process_limit(box: Box) -> None:
+    out = box.probe("fork", max_processes=64, timeout_s=60)
+    assert out["forked"] < 64, out
+    assert out["error"], out
+    assert out["uid"] != 0 or os.geteuid() != 0  # RLIMIT_NPROC binds only non-root
+
+
+def test_case28_shell_fork_bomb_is_contained(box: Box) -> None:
+    result = box.run("b() { b | b & }; b; sleep 2; echo SURVIVED", max_processes=64, timeout_s=20)
+    assert result.exit_code is not None or result.timed_out
+    assert _host_processes_with("b | b") == []
+
+
+def test_case29_memory_bomb_fails(box: Box) -> None:
+    result = box.run("python3 -c 'x = bytearray(2 * 1024**3); print(\"ALLOCATED\")'", memory_mb=512)
+    assert "ALLOCATED" not in result.output
+    assert "MemoryError" in result.output
+
+
+def test_case30_pitfall6_tmpfs_is_sized(box: Box) -> None:
+    box.sandbox.tmp_size_mb = 16
+    box.sandbox.shm_size_mb = 8
+    result = box.run(
+        "dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>&1 | head -1;"
+        " dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>&1 | head -1;"
+        " dd if=/dev/zero of=/fill bs=1M count=1 2>&1 | tail -1;"
+        " dd if=/dev/zero of=/dev/fill bs=1M count=1 2>&1 | tail -1;"
+        " du -sm /tmp/fill /dev/shm/fill"
+    )
+    assert result.output.count("No space left on device") == 2, result.output
+    assert result.output.count("Read-only file system") == 2, result.output
+    sizes = [int(line.split()[0]) for line in result.output.splitlines()[-2:]]
+    assert sizes[0] <= 16 and sizes[1] <= 8
+
+
+def test_case31_disk_fill_and_zip_bomb_hit_the_file_size_limit(box: Box) -> None:
+    result = box.run(
+        "dd if=/dev/zero of=big bs=1M count=64 2>&1 | tail -1; ls -la big;"
+        " python3 -c \"import zipfile; z = zipfile.ZipFile('/tmp/b.zip', 'w', zipfile.ZIP_DEFLATED);"
+        " z.writestr('bomb', b'0' * (1 << 26)); z.close()\";"
+        " python3 -c \"import zipfile; zipfile.ZipFile('/tmp/b.zip').extractall('out')\"; echo rc=$?;"
+        " ls -la out",
+        max_file_mb=8,
+    )
+    assert "File size limit exceeded" in result.output or "rc=153" in result.output, result.output
+    sizes = [int(p.split()[4]) for p in result.output.splitlines() if p.startswith("-")]
+    assert sizes and max(sizes) <= 8 << 20
+
+
+def test_case32_cpu_spin_and_sleep_forever_are_stopped(box: Box) -> None:
+    spin = box.run("while :; do :; done", timeout_s=2)
+    assert spin.timed_out and spin.exit_code is None and spin.killed_reason == "timeout"
+    capped = box.run("python3 -c 'while True: pass'", cpu_s=1, timeout_s=30)
+    assert not capped.timed_out
+    assert capped.exit_code != 0
+    sleeper = box.run("sleep 100000", timeout_s=1)
+    assert sleeper.timed_out
+    assert _host_processes_with("sleep 100000") == []
+
+
+def test_case33_daemons_do_not_outlive_the_command(box: Box) -> None:
+    marker = f"31337.{os.getpid()}"
+    result = box.run(
+        f"setsid nohup sleep {marker} >/dev/null 2>&1 & "
+        f"(sh -c 'sleep {marker}1 &' &); "
+        f'python3 -c "import os, time\nif os.fork() == 0:\n  os.setsid()\n  if os.fork() == 0:\n'
+        f"    os.execvp('sleep', ['sleep', '{marker}2'])\"; echo started"
+    )
+    assert "started" in result.output
+    assert _host_processes_with(marker) == []
+    timed = box.run(f"setsid nohup sleep {marker}3 >/dev/null 2>&1 & sleep 60", timeout_s=1)
+    assert timed.timed_out
+    assert _host_processes_with(marker) == []
+
+
+def test_case34_output_flood_keeps_head_and_tail(box: Box) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = box.run(
+        "echo HEAD-MARK; head -c 100000000 /dev/zero | tr '\\0' a; echo; echo TAIL-MARK",
+        max_output_bytes=4096,
+    )
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert result.exit_code == 0
+    assert result.truncated
+    assert result.output_bytes > 100_000_000
+    assert result.output.startswith("HEAD-MARK")
+    assert result.output.rstrip().endswith("TAIL-MARK")
+    assert len(result.output) < 4096 + 200
+    assert grown_mb < 50  # streamed, never held whole

@@ -1,0 +1,186 @@
+"""The verifier end to end: a real project copied into a workspace, real pytest in a shell sandbox."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeloop.events import VerificationRan
+from codeloop.tools.base import ToolContext
+from codeloop.tools.verify_tools import RunChecks, RunChecksArgs, RunTests, RunTestsArgs
+from codeloop.verify.commands import SCRATCH_DIR
+from codeloop.verify.verifier import Verifier
+from codeloop.workspace.copy import CopyWorkspace
+
+PROJECT = {
+    "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+    "pkg/__init__.py": "",
+    "pkg/calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+    "pkg/text.py": "def shout(s):\n    return s.upper()\n\n\ndef whisper(s):\n    return s.upper()\n",
+    "tests/test_calc.py": (
+        "from pkg.calc import add, mul\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_mul():\n    assert mul(2, 3) == 6\n"
+    ),
+    "tests/test_text.py": (
+        "from pkg import text\n\n\n"
+        "def test_shout():\n    assert text.shout('a') == 'A'\n\n\n"
+        "def test_whisper():\n    assert text.whisper('A') == 'a'\n"
+    ),
+}
+NO_CHECKS = {"lint": [], "security": [], "typecheck": []}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, write_tree) -> CopyWorkspace:
+    repo = write_tree(tmp_path / "repo", PROJECT)
+    return CopyWorkspace(repo, tmp_path / "state")
+
+
+@pytest.fixture
+def make(workspace: CopyWorkspace, sandbox, base_settings):
+    """A verifier over the workspace; keyword arguments are verify settings."""
+
+    def build(**config: object) -> Verifier:
+        settings = {**base_settings, **NO_CHECKS, **config}
+        return Verifier(workspace.path, sandbox, settings, changed_files=workspace.changed_files)
+
+    return build
+
+
+def edit(workspace: CopyWorkspace, rel: str, old: str, new: str) -> None:
+    text = workspace.read(rel).decode()
+    assert old in text
+    workspace.write(rel, text.replace(old, new).encode())
+
+
+@pytest.mark.slow
+def test_new_failure_blocks_finish_and_the_fix_lets_it_through(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
+    base = verifier.baseline()
+    assert [r.counts for r in base.runs] == ["3 passed, 1 failed, 0 skipped"]
+    assert [f.test_id for f in base.runs[0].failures] == ["tests/test_text.py::test_whisper"]
+
+    edit(workspace, "pkg/calc.py", "return a * b", "return a + b")
+    after = verifier.run_tests()
+    # Related tests first (test_calc imports pkg.calc), then the wider suite.
+    assert [r.scope for r in after.runs] == ["related: tests/test_calc.py", "full"]
+    assert list(after.comparison.new) == ["tests/test_calc.py::test_mul"]
+    assert "NEW failures" in after.text() and "tests/test_calc.py::test_mul" in after.text()
+    assert list(after.comparison.still_failing) == ["tests/test_text.py::test_whisper"]
+
+    decision, _ = verifier.check_finish()
+    assert not decision.allow and not decision.escalate
+    assert "tests/test_calc.py::test_mul" in decision.message and "assert 5 == 6" in decision.message
+
+    edit(workspace, "pkg/calc.py", "def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b")
+    edit(workspace, "pkg/text.py", "def whisper(s):\n    return s.upper()", "def whisper(s):\n    return s.lower()")
+    decision, ran = verifier.check_finish()
+    assert decision.allow, decision.message
+    assert ran is not None and ran.phase == "final"
+    assert list(decision.comparison.fixed) == ["tests/test_text.py::test_whisper"]
+
+    summary = verifier.summary()
+    assert "--junitxml" in summary and "[before edits]" in summary and "[after edits]" in summary
+    assert "New failures: 0; fixed: 1; still failing as before: 0" in summary
+    assert "Finish was blocked 1 time(s)." in summary
+    # Reports and bytecode never leak into the diff.
+    assert workspace.changed_files() == ["pkg/text.py"]
+    assert not (workspace.path / SCRATCH_DIR).exists()
+
+
+@pytest.mark.slow
+def test_the_same_failure_after_a_fix_attempt_escalates(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
+    verifier.baseline()
+    edit(workspace, "pkg/calc.py", "return a * b", "return a + b")
+    first, _ = verifier.check_finish()
+    assert not first.allow and not first.escalate
+    # Finishing again with no edit in between re-runs nothing and does not escalate.
+    runs_before = len(verifier.runs)
+    second, ran = verifier.check_finish()
+    assert ran is None and len(verifier.runs) == runs_before and not second.escalate
+    edit(workspace, "pkg/calc.py", "def mul(a, b):", "def mul(a, b):  # tried")
+    third, _ = verifier.check_finish()
+    assert third.escalate and not third.allow
+
+
+def test_runs_before_the_first_edit_extend_the_baseline(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
+    verifier.run_tests("tests/test_text.py")  # the agent reproduces the bug before editing
+    edit(workspace, "pkg/text.py", "return s.upper()\n\n\ndef whisper", "return s.lower()\n\n\ndef whisper")
+    after = verifier.run_tests("tests/test_text.py")
+    assert list(after.comparison.new) == ["tests/test_text.py::test_shout"]
+    assert list(after.comparison.still_failing) == ["tests/test_text.py::test_whisper"]
+    assert after.comparison.unbaselined == set()
+
+
+def test_a_target_that_matches_nothing_is_a_usage_error_not_a_failure(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
+    result = verifier.run_tests("tests/test_missing.py")
+    assert result.runs[0].outcome == "usage" and result.runs[0].failures == []
+    assert verifier.latest.entries == {}
+
+
+def test_timeouts_and_crashes_are_failures(workspace: CopyWorkspace, make) -> None:
+    slow = make(test="sleep 5", test_timeout_s=0.3)
+    run = slow.run_tests("x").runs[0]
+    assert run.outcome == "timeout" and [f.kind for f in run.failures] == ["timeout"]
+    crash = make(test=f"{sys.executable} -c 'import sys; print(\"boom\"); sys.exit(3)'")
+    run = crash.run_tests().runs[0]
+    assert run.outcome == "failed" and run.failures[0].kind == "crash"
+    assert "code 3" in run.failures[0].message and "boom" in run.failures[0].trace
+
+
+def test_no_test_command_is_said_plainly(tmp_path: Path, sandbox) -> None:
+    (tmp_path / "README").write_text("nothing here\n")
+    verifier = Verifier(tmp_path, sandbox, NO_CHECKS)
+    assert verifier.run_tests().notes == ["no test command found for this project"]
+    decision, _ = verifier.check_finish()
+    assert decision.allow
+    assert "nothing was run: the result is NOT verified" in verifier.summary()
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None or shutil.which("bandit") is None, reason="needs ruff and bandit")
+def test_checks_flag_new_findings_and_high_severity_blocks(workspace: CopyWorkspace, make) -> None:
+    verifier = make(test="", lint=None, security=None)
+    assert [c.name for c in verifier.plan.checks] == ["ruff-errors", "bandit"]
+    base = verifier.baseline()
+    # The baseline already has bandit's low-severity notes on the tests' asserts.
+    assert {(f.tool, f.severity) for r in base.runs for f in r.failures} == {("bandit", "low")}
+    workspace.write("pkg/runner.py", b"import subprocess\n\n\ndef go(cmd):\n    return subprocess.call(cmd, shell=True) + missing\n")
+    checks = verifier.run_checks()
+    new = {(f.tool, f.rule) for f in checks.comparison.new.values()}
+    assert ("ruff", "F821") in new and any(tool == "bandit" and rule.startswith("B602") for tool, rule in new)
+    decision, _ = verifier.check_finish()
+    assert not decision.allow and "B602" in decision.message and "F821" in decision.message
+
+
+def test_tools_return_structured_results_and_emit_events(workspace: CopyWorkspace, sandbox, base_settings) -> None:
+    events: list[object] = []
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=events.append,
+                      services={"verify_config": {**base_settings, **NO_CHECKS}})
+    edit(workspace, "pkg/calc.py", "return a + b\n\n\ndef mul", "return a - b\n\n\ndef mul")
+    observation = RunTests().run(RunTestsArgs(target="tests/test_calc.py"), ctx)
+    assert observation.ok and observation.untrusted
+    assert "tests/test_calc.py::test_add" in observation.output
+    run = observation.data["runs"][0]
+    assert run["name"] == "pytest" and run["failures"][0]["test_id"] == "tests/test_calc.py::test_add"
+    assert isinstance(ctx.services["verifier"], Verifier)
+    checks = RunChecks().run(RunChecksArgs(), ctx)
+    assert not checks.ok and "no lint" in (checks.error or "")
+    assert [type(e) for e in events] == [VerificationRan, VerificationRan]
+    first = events[0]
+    assert isinstance(first, VerificationRan) and first.failed == 1 and first.passed == 1
+    assert RunTestsArgs.model_json_schema()["properties"]["target"]
+
+
+def test_a_check_that_changes_files_is_flagged_and_not_taken_as_baseline(workspace: CopyWorkspace, make) -> None:
+    verifier = make(lint=["touch pkg/generated.py"])
+    run = verifier.run_checks().runs[0]
+    assert "changed files in the workspace" in run.note
+    assert verifier.runs[-1] == (run, False)
+    assert workspace.changed_files() == ["pkg/generated.py"]
