@@ -206,6 +206,9 @@ class SessionService:
     # -- approvals --------------------------------------------------------------------------
 
     def pending(self, state: SessionState) -> list[dict[str, Any]]:
+        """Calls waiting for an answer (none once the session has ended)."""
+        if state.is_over:
+            return []
         out = []
         for request in state.pending_approvals.values():
             call = next((c for c in state.requested if c.id == request.call_id), None)
@@ -220,7 +223,7 @@ class SessionService:
         row = self.owned(session_id, user)
         self._idle(row, "answer an approval")
         state = fold(self.store.read(row.id))
-        request = state.pending_approvals.get(call_id)
+        request = None if state.is_over else state.pending_approvals.get(call_id)
         if request is None:
             raise SessionNotFound(f"no pending approval {call_id!r} in session {row.id}")
         rule = None
