@@ -93,7 +93,10 @@ class ScriptedModel:
             raise ConfigError(f"cannot read the script {path}: {exc}",
                               "a script is a JSON list of turns") from exc
         turns = data["turns"] if isinstance(data, dict) else data
-        return cls([Turn.from_dict(t) for t in turns], name=f"scripted:{path.resolve()}")
+        # {"turns": [...], "delay_s": 0.2} stands in for a model's think time (benchmarks).
+        delay = float(data.get("delay_s", 0.0)) if isinstance(data, dict) else 0.0
+        return cls([Turn.from_dict(t) for t in turns], name=f"scripted:{path.resolve()}",
+                   delay_s=delay)
 
     def complete(self, request: ModelRequest, on_delta: DeltaCallback | None = None) -> Completion:
         started = time.perf_counter()
