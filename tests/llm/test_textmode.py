@@ -39,7 +39,7 @@ def test_one_fenced_action_parses() -> None:
     ("I think the bug is in a.py", "no fenced JSON action found"),
     ('```json\n{"tool": "a"}\n```\n```json\n{"tool": "b"}\n```', "found 2 fenced JSON blocks"),
     ('```json\n{"tool": "a", "arguments": {"x": 1,,}}\n```',
-     "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 32"),
+     "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 36"),
     ('```json\n{"arguments": {}}\n```', 'no "tool" key'),
     ('```json\n["edit_file"]\n```', "must be a JSON object"),
     ('```json\n{"tool": "a", "arguments": "x"}\n```', '"arguments" of a must be a JSON object'),

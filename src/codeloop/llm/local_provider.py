@@ -76,6 +76,7 @@ class LocalModel(OpenAIModel):
 
     def _create(self, params: dict[str, Any]) -> Any:
         args = {k: v for k, v in params.items() if k not in _NOT_FOR_LLAMA}
+        args.update(params.get("extra_body") or {})
         if args.get("stream"):
             return self._chunks(args)
         try:
