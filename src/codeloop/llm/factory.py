@@ -9,6 +9,7 @@ from codeloop.config import Settings
 from codeloop.errors import ConfigError
 from codeloop.llm.pricing import find_price
 from codeloop.llm.scripted import ScriptedModel
+from codeloop.llm.textmode import AutoProtocolModel, TextModeModel
 from codeloop.llm.types import Model
 
 NO_MODEL_HINT = (
@@ -37,8 +38,10 @@ def make_model(spec: str | None, settings: Settings) -> Model:
                 "no API key for OpenAI",
                 "set OPENAI_API_KEY, or api_key in the config; for a local server give --base-url",
             )
-        return OpenAIModel(name, api_key=key, base_url=base_url, price=price,
-                           max_retries=settings.max_retries, timeout_s=settings.request_timeout_s)
+        return with_tool_protocol(
+            OpenAIModel(name, api_key=key, base_url=base_url, price=price,
+                        max_retries=settings.max_retries, timeout_s=settings.request_timeout_s),
+            settings)
     if provider == "anthropic":
         from codeloop.llm.anthropic_provider import AnthropicModel
 
@@ -51,4 +54,17 @@ def make_model(spec: str | None, settings: Settings) -> Model:
                               timeout_s=settings.request_timeout_s)
     if provider == "scripted":
         return ScriptedModel.from_file(Path(name))
+    if provider == "local":
+        from codeloop.llm.local_provider import LocalModel
+
+        return with_tool_protocol(LocalModel(Path(name).expanduser(), settings.local), settings)
     raise ConfigError(f"unknown model provider {provider!r} in {spec!r}", NO_MODEL_HINT)
+
+
+def with_tool_protocol(model: Model, settings: Settings) -> Model:
+    """Apply `settings.tool_protocol`: native calls, text-mode actions, or probe once (auto)."""
+    if settings.tool_protocol == "native":
+        return model
+    if settings.tool_protocol == "text":
+        return TextModeModel(model, reason="tool_protocol = text in the settings")
+    return AutoProtocolModel(model)

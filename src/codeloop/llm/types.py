@@ -52,6 +52,9 @@ class Completion:
     model: str = ""
     stop_reason: str = ""
     retries: int = 0
+    # What the provider had to work around for this call (a fallback taken, a protocol
+    # chosen), for the session log; empty when nothing unusual happened.
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
