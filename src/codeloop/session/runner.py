@@ -25,6 +25,7 @@ from codeloop.events import (
     BudgetWarning,
     Compacted,
     Event,
+    FileEdited,
     LoopDetected,
     ModelCallFailed,
     ModelCallFinished,
@@ -50,6 +51,7 @@ from codeloop.llm.types import (
     ScriptExhausted,
     ToolSpec,
 )
+from codeloop.index.service import RepoIndex
 from codeloop.policy.engine import PolicyEngine
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
@@ -146,6 +148,10 @@ class Runner:
 
     def _emit_one(self, event: Event) -> None:
         self._emit(event)
+        index = self.ctx.services.get("index")
+        if isinstance(event, FileEdited) and isinstance(index, RepoIndex):
+            # A new or renamed file must be searchable at once, not after the next sweep.
+            index.notify_changed([event.path])
 
     def _finish(self, status: FinishStatus, summary: str = "", reason: str = "") -> None:
         self._emit(SessionFinished(status=status, summary=summary, reason=reason))
