@@ -113,6 +113,6 @@ def test_a_file_written_by_the_agent_is_searchable_at_once(tmp_path: Path) -> No
     ]
     store, runner = new_session(tmp_path, repo, scripted(script))
     runner.run()
-    found = [e.event for e in store.read(runner.session_id)
-             if e.event.type == "tool_call_finished" and e.event.name == "find_symbol"][0]
+    found = next(e.event for e in store.read(runner.session_id)
+             if e.event.type == "tool_call_finished" and e.event.name == "find_symbol")
     assert found.ok and "geometry.py" in found.output  # type: ignore[union-attr]

@@ -41,6 +41,7 @@ from codeloop.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from codeloop.index.service import RepoIndex
 from codeloop.llm.types import (
     ContextWindowExceeded,
     DeltaCallback,
@@ -51,7 +52,6 @@ from codeloop.llm.types import (
     ScriptExhausted,
     ToolSpec,
 )
-from codeloop.index.service import RepoIndex
 from codeloop.policy.engine import PolicyEngine
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
