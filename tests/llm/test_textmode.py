@@ -70,6 +70,16 @@ def test_history_becomes_alternating_text() -> None:
     assert all(not m.tool_calls for m in out)
 
 
+def test_a_format_error_is_not_put_in_the_models_mouth() -> None:
+    bad = ToolCallData(id="t1", name=FORMAT_ERROR_TOOL, raw_arguments="format error: no block")
+    out = to_text_messages([Message("user", "fix a"),
+                            Message("assistant", "I will look around.", tool_calls=[bad]),
+                            Message("tool", "no fenced JSON action found", tool_call_id="t1")],
+                           TOOLS)
+    assert out[2].content == "I will look around."
+    assert out[3].content == "Your reply was not a valid action.\nno fenced JSON action found"
+
+
 class Echo:
     """A model whose reply is fixed; records the request (no server needed for this unit)."""
 
