@@ -49,6 +49,11 @@ def test_format_errors_are_precise(reply: str, message: str) -> None:
     assert isinstance(result, ActionError) and message in result.message
 
 
+def test_a_bare_fence_with_a_command_is_not_an_action() -> None:
+    result = parse_action("Run this:\n```\npython3 -m pytest\n```")
+    assert isinstance(result, ActionError) and "no fenced JSON action" in result.message
+
+
 def test_code_blocks_in_other_languages_are_not_actions() -> None:
     reply = ('```python\nprint(1)\n```\n```json\n{"tool": "run", "arguments": '
              '{"command": "pytest"}}\n```')

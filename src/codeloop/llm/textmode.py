@@ -69,8 +69,10 @@ class ActionError:
 
 def parse_action(text: str) -> tuple[str, dict[str, Any], str] | ActionError:
     """(tool, arguments, raw JSON) from a reply holding one fenced JSON action."""
+    # A ```json block is an action attempt; an untagged one only when it holds an object
+    # (models often quote shell commands in bare fences).
     blocks = [body.strip() for lang, body in _FENCE.findall(text)
-              if lang.lower() in ("", "json")]
+              if lang.lower() == "json" or (lang == "" and body.strip().startswith("{"))]
     if not blocks:
         stripped = text.strip()
         if not stripped.startswith("{"):
