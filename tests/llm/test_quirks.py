@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from codeloop.config import Settings
+from codeloop.llm.anthropic_provider import AnthropicModel
 from codeloop.llm.factory import make_model
 from codeloop.llm.openai_provider import OpenAIModel
-from codeloop.llm.anthropic_provider import AnthropicModel
 from codeloop.llm.textmode import FORMAT_ERROR_TOOL, AutoProtocolModel, TextModeModel
 from codeloop.llm.toolcalls import calls_in_text, parse_arguments
 from codeloop.llm.types import Message, ModelRequest, StreamDelta, ToolSpec
