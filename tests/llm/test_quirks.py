@@ -189,7 +189,8 @@ def test_auto_protocol_probes_when_the_first_answer_has_no_call(fake: FakeProvid
     assert out.notes[0].startswith("tool protocol: text")
 
 
-def test_factory_applies_the_configured_protocol() -> None:
+def test_factory_applies_the_configured_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     assert isinstance(make_model("openai:m", Settings(api_key="k")), OpenAIModel)
     text = make_model("openai:m", Settings(api_key="k", tool_protocol="text"))
     assert isinstance(text, TextModeModel) and isinstance(text.inner, OpenAIModel)
