@@ -133,13 +133,13 @@ def check_log(events: list[Any]) -> None:
             assert event.error, event
 
 
-@pytest.mark.parametrize("protocol", ["auto", "text"])
-def test_short_agent_session(backend: tuple[str, Any], gguf: Path, tmp_path: Path,
-                             protocol: str) -> None:
-    settings = Settings(budgets=Budgets(max_steps=3), max_output_tokens=32,
-                        tool_protocol=protocol,  # type: ignore[arg-type]
-                        local={"n_ctx": 4096, "chat_format": "chatml-function-calling"})
+def test_short_agent_session(backend: tuple[str, Any], gguf: Path, tmp_path: Path) -> None:
     kind, handle = backend
+    # One session per backend keeps the suite short: the server one picks its protocol by
+    # itself (auto), the in-process one is told to use text mode.
+    settings = Settings(budgets=Budgets(max_steps=3), max_output_tokens=32,
+                        tool_protocol="auto" if kind == "server" else "text",
+                        local={"n_ctx": 4096, "chat_format": "chatml-function-calling"})
     if kind == "server":
         settings.base_url, settings.api_key = handle, "none"
         model = make_model("openai:smollm2", settings)
@@ -147,4 +147,18 @@ def test_short_agent_session(backend: tuple[str, Any], gguf: Path, tmp_path: Pat
         from codeloop.llm.factory import with_tool_protocol
 
         model = with_tool_protocol(LocalModel(gguf, llama=handle), settings)
-    check_log(run_session(tmp_path, model, settings))
+    events = run_session(tmp_path, model, settings)
+    check_log(events)
+    # Every turn was parsed into calls (each answered: run, or refused with an error) or,
+    # without any call, answered with a note telling the model to act.
+    for n, event in enumerate(events):
+        if event.type != "model_call_finished":
+            continue
+        if event.tool_calls:
+            answered = {e.call_id for e in events[n:] if e.type == "tool_call_finished"}
+            assert {c.id for c in event.tool_calls} <= answered
+        else:
+            assert events[n + 1].type == "system_note" and events[n + 1].kind == "no_action"
+    if settings.tool_protocol == "text":
+        # Text mode turns every reply into a call: an action, or a format error.
+        assert all(e.tool_calls for e in events if e.type == "model_call_finished")

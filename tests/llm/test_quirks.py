@@ -7,9 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from codeloop.config import Settings
+from codeloop.llm.anthropic_provider import AnthropicModel
 from codeloop.llm.factory import make_model
 from codeloop.llm.openai_provider import OpenAIModel
-from codeloop.llm.textmode import FORMAT_ERROR_TOOL, AutoProtocolModel
+from codeloop.llm.textmode import FORMAT_ERROR_TOOL, AutoProtocolModel, TextModeModel
 from codeloop.llm.toolcalls import calls_in_text, parse_arguments
 from codeloop.llm.types import Message, ModelRequest, StreamDelta, ToolSpec
 from tests.llm.fake_server import (
@@ -186,3 +187,13 @@ def test_auto_protocol_probes_when_the_first_answer_has_no_call(fake: FakeProvid
     assert out.tool_calls[0].name == FORMAT_ERROR_TOOL
     assert "no fenced JSON action" in out.tool_calls[0].raw_arguments
     assert out.notes[0].startswith("tool protocol: text")
+
+
+def test_factory_applies_the_configured_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert isinstance(make_model("openai:m", Settings(api_key="k")), OpenAIModel)
+    text = make_model("openai:m", Settings(api_key="k", tool_protocol="text"))
+    assert isinstance(text, TextModeModel) and isinstance(text.inner, OpenAIModel)
+    assert isinstance(make_model("anthropic:c", Settings(api_key="k")), AnthropicModel)
+    native = Settings(api_key="k", base_url="http://127.0.0.1:9/v1", tool_protocol="native")
+    assert isinstance(make_model("openai:m", native), OpenAIModel)

@@ -49,6 +49,11 @@ def test_format_errors_are_precise(reply: str, message: str) -> None:
     assert isinstance(result, ActionError) and message in result.message
 
 
+def test_a_bare_fence_with_a_command_is_not_an_action() -> None:
+    result = parse_action("Run this:\n```\npython3 -m pytest\n```")
+    assert isinstance(result, ActionError) and "no fenced JSON action" in result.message
+
+
 def test_code_blocks_in_other_languages_are_not_actions() -> None:
     reply = ('```python\nprint(1)\n```\n```json\n{"tool": "run", "arguments": '
              '{"command": "pytest"}}\n```')
@@ -68,6 +73,16 @@ def test_history_becomes_alternating_text() -> None:
     assert '"tool": "edit_file"' in out[2].content
     assert out[3].content == "Result of edit_file:\nedited a\n\n[codeloop] 3 steps left"
     assert all(not m.tool_calls for m in out)
+
+
+def test_a_format_error_is_not_put_in_the_models_mouth() -> None:
+    bad = ToolCallData(id="t1", name=FORMAT_ERROR_TOOL, raw_arguments="format error: no block")
+    out = to_text_messages([Message("user", "fix a"),
+                            Message("assistant", "I will look around.", tool_calls=[bad]),
+                            Message("tool", "no fenced JSON action found", tool_call_id="t1")],
+                           TOOLS)
+    assert out[2].content == "I will look around."
+    assert out[3].content == "Your reply was not a valid action.\nno fenced JSON action found"
 
 
 class Echo:

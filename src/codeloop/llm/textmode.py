@@ -69,8 +69,10 @@ class ActionError:
 
 def parse_action(text: str) -> tuple[str, dict[str, Any], str] | ActionError:
     """(tool, arguments, raw JSON) from a reply holding one fenced JSON action."""
+    # A ```json block is an action attempt; an untagged one only when it holds an object
+    # (models often quote shell commands in bare fences).
     blocks = [body.strip() for lang, body in _FENCE.findall(text)
-              if lang.lower() in ("", "json")]
+              if lang.lower() == "json" or (lang == "" and body.strip().startswith("{"))]
     if not blocks:
         stripped = text.strip()
         if not stripped.startswith("{"):
@@ -116,14 +118,17 @@ def to_text_messages(messages: list[Message], tools: list[ToolSpec]) -> list[Mes
         if m.role == "assistant":
             for c in m.tool_calls:
                 names[c.id] = c.name
-            # The model's own words already hold its action; only a bare call is rendered.
-            has_action = "```" in m.content or not m.tool_calls
-            content = m.content if has_action else "\n".join(
-                [m.content, *(_action_text(c) for c in m.tool_calls)]).strip()
+            # The model's own words already hold its action; only a bare native call is
+            # rendered, and a format error was never the model's to show it.
+            calls = [c for c in m.tool_calls if c.name != FORMAT_ERROR_TOOL]
+            content = m.content if "```" in m.content or not calls else "\n".join(
+                [m.content, *(_action_text(c) for c in calls)]).strip()
             msg = Message("assistant", content)
         elif m.role == "tool":
             name = names.get(m.tool_call_id or "", "the tool")
-            msg = Message("user", f"Result of {name}:\n{m.content}")
+            head = ("Your reply was not a valid action." if name == FORMAT_ERROR_TOOL
+                    else f"Result of {name}:")
+            msg = Message("user", f"{head}\n{m.content}")
         else:
             msg = Message(m.role, m.content, cache_breakpoint=m.cache_breakpoint)
         # Chat templates of small models expect alternating roles: merge neighbours.
