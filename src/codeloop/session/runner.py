@@ -264,7 +264,7 @@ class Runner:
             tool_calls=completion.tool_calls, usage=completion.usage,
             cost_usd=completion.cost_usd, latency_ms=completion.latency_ms,
             ttft_ms=completion.ttft_ms, stop_reason=completion.stop_reason,
-            retries=completion.retries,
+            retries=completion.retries, notes=completion.notes,
         ))
         if not completion.tool_calls:
             what = "an empty reply" if not completion.text.strip() else "a reply without a tool call"
