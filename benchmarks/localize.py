@@ -71,7 +71,12 @@ def checkout(mirror: Path, work: Path, commit: str) -> Path:
         git(["clone", "-q", "--shared", "--no-checkout", str(mirror), str(work)])
         (work / ".git" / "info").mkdir(exist_ok=True)
         (work / ".git" / "info" / "exclude").write_text(".aider*\n")
-    git(["checkout", "-q", "-f", "--detach", commit], cwd=work)
+    # Mirrors may lack their largest blobs (data files); a checkout that reached the commit
+    # but could not write those files is still good for code search.
+    subprocess.run(["git", "checkout", "-q", "-f", "--detach", commit], cwd=work,
+                   capture_output=True, check=False)
+    if git(["rev-parse", "HEAD"], cwd=work).strip() != commit:
+        raise RuntimeError(f"could not check out {commit} in {work}")
     return work
 
 
@@ -149,6 +154,14 @@ def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
     return True
 
 
+def _write_details(path: Path | None, instance: str,
+                   results: dict[str, list[dict[str, float]]]) -> None:
+    if path is not None:
+        with path.open("a") as fh:
+            fh.write(json.dumps({"instance": instance,
+                                 **{k: v[-1] for k, v in results.items() if v}}) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--instances", type=Path,
@@ -159,6 +172,11 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=20_000)
     parser.add_argument("--no-aider", action="store_true")
     parser.add_argument("--workdir", type=Path, default=CACHE / "localize")
+    parser.add_argument("--reuse-baselines", type=Path,
+                        help="a --details file of an earlier run: take the BM25 and Aider "
+                             "scores from it instead of recomputing them")
+    parser.add_argument("--details", type=Path,
+                        help="per-instance scores (JSON lines); a rerun resumes from it")
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in args.instances.read_text().splitlines() if line.strip()]
@@ -186,8 +204,23 @@ def main() -> None:
     skipped: list[str] = []
     index: RepoIndex | None = None
     current_repo = None
+    reused: dict[str, dict[str, Any]] = {}
+    if args.reuse_baselines is not None:
+        for line in args.reuse_baselines.read_text().splitlines():
+            entry = json.loads(line)
+            reused[entry["instance"]] = entry
+    done: dict[str, dict[str, Any]] = {}
+    if args.details is not None and args.details.exists():
+        for line in args.details.read_text().splitlines():
+            entry = json.loads(line)
+            done[entry["instance"]] = entry
     try:
         for n, row in enumerate(rows, 1):
+            if row["instance_id"] in done:  # resumed run: scores from the details file
+                for name in results:
+                    if name in done[row["instance_id"]]:
+                        results[name].append(done[row["instance_id"]][name])
+                continue
             mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
             if subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
                                row["base_commit"] + "^{commit}"], capture_output=True,
@@ -223,6 +256,16 @@ def main() -> None:
             results["ours"].append(mine)
 
             paths = index.paths()
+            earlier = reused.get(row["instance_id"], {})
+            if "bm25" in earlier and (aider is None or "aider_repomap" in earlier):
+                results["bm25"].append(earlier["bm25"])
+                if aider is not None:
+                    results["aider_repomap"].append(earlier["aider_repomap"])
+                print(f"[{n}/{len(rows)}] {row['instance_id']}: ours r@5="
+                      f"{mine['recall_at_5']:.2f} (baselines reused) gold={gold} "
+                      f"ours_top={ranked[:3]}", flush=True)
+                _write_details(args.details, row["instance_id"], results)
+                continue
             baseline = Bm25Files(work, paths)
             bm_ranked = baseline.rank(text)
             bm = scores(bm_ranked, gold)
@@ -249,6 +292,7 @@ def main() -> None:
                   + (f" aider r@5={results['aider_repomap'][-1]['recall_at_5']:.2f}"
                      if aider is not None else "")
                   + f" gold={gold} ours_top={ranked[:3]}", flush=True)
+            _write_details(args.details, row["instance_id"], results)
     finally:
         if aider is not None:
             aider.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -37,6 +38,20 @@ def _times(fn: Callable[[], object], runs: int) -> list[float]:
         fn()
         out.append((time.perf_counter() - t0) * 1000)
     return out
+
+
+def _cpu_ms(fn: Callable[[], object], runs: int) -> float:
+    """CPU time (ours plus every descendant's) per call: a cost that machine load does not inflate."""
+
+    def total() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    before = total()
+    for _ in range(runs):
+        fn()
+    return (total() - before) * 1000 / runs
 
 
 def _show(label: str, values: list[float]) -> None:
@@ -80,6 +95,9 @@ def main() -> None:
         )
         _show("plain subprocess `sh -c true`", plain)
         _show("bwrap sandbox `true` (overlay, empty dir)", sandboxed)
+        plain_cpu = _cpu_ms(lambda: subprocess.run(["/bin/sh", "-c", "true"], cwd=empty), 50)
+        box_cpu = _cpu_ms(lambda: sandboxed_box.run("true", cwd=sandboxed_box.workspace.path), 50)
+        print(f"CPU per spawn: plain {plain_cpu:.2f} ms, sandboxed {box_cpu:.2f} ms")
 
         repo = base / "repo"
         t0 = time.perf_counter()
@@ -117,6 +135,8 @@ def main() -> None:
             statistics.median(with_overlay) - statistics.median(with_bind), 2
         ),
         "overlay_diff_ms": round(statistics.median(diffs), 2),
+        "spawn_cpu_ms": round(box_cpu, 2),
+        "load_avg": float(load),
     }
     print(json.dumps(figures))
 

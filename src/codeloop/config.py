@@ -50,6 +50,8 @@ class Settings(BaseModel):
     permissions: dict[str, list[str]] = Field(default_factory=dict)
     hooks: list[dict[str, Any]] = Field(default_factory=list)
     verify: dict[str, Any] = Field(default_factory=dict)
+    # Take a test baseline before the first edit and gate `finish` on "no new failures".
+    verify_on_finish: bool = True
     tool_protocol: Literal["auto", "native", "text"] = "auto"
     local: dict[str, Any] = Field(default_factory=dict)
 

@@ -126,6 +126,8 @@ class ModelCallFinished(EventBase):
     ttft_ms: float | None = None
     stop_reason: str = ""
     retries: int = 0
+    # What the provider layer decided on the way (tool protocol, stream fallbacks).
+    notes: list[str] = Field(default_factory=list)
 
 
 class ModelCallFailed(EventBase):

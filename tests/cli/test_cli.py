@@ -151,3 +151,25 @@ def test_kill_during_a_command_then_resume_from_the_cli(tmp_path: Path) -> None:
                    if '"interrupted": true' in line]
     assert interrupted and interrupted[0]["output"].startswith("[interrupted]")
     assert "+    return a + b" in cli(tmp_path, "diff", sid).stdout
+
+
+def test_exit_code_tells_how_the_session_ended(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "hmm"}] * 10))
+    out = cli(tmp_path, "run", "fix", "--repo", str(repo), "--model", f"scripted:{script}")
+    assert out.returncode == 4, out.stdout[-500:]  # stuck
+
+
+def test_brackets_in_model_text_and_output_are_shown_verbatim(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"text": "Look at [bold]this[/] and [red]", "tool_calls": [
+            {"name": "run", "arguments": {"command": "echo '[before edits] [/]'"}}]},
+        {"tool_calls": [{"name": "finish", "arguments": {"summary": "[done] for [real]"}}]},
+    ]))
+    out = cli(tmp_path, "run", "fix", "--repo", str(repo), "--model", f"scripted:{script}")
+    assert out.returncode == 0, out.stderr
+    assert "[bold]this[/]" in out.stdout and "[before edits] [/]" in out.stdout
+    assert "[done] for [real]" in out.stdout

@@ -161,3 +161,27 @@ def test_empty_search_only_fills_an_empty_file():
 def test_no_trailing_newline_is_kept():
     out, _ = apply("b\n", "c\n", "a\nb")
     assert out == "a\nc"
+
+
+def test_new_lines_follow_the_files_indent_style():
+    out, _ = apply("class Store:\n", "class Store:\n\tlimit = 3\n")
+    assert "class Store:\n    limit = 3\n" in out
+    tabbed = "def f():\n\treturn 1\n"
+    out, _ = apply("def f():\n", "def f():\n    x = 2\n", tabbed)
+    assert out == "def f():\n\tx = 2\n\treturn 1\n"
+
+
+def test_blank_only_search_is_placed_by_its_line_number():
+    text = "a\n\nb\n\nc\n"
+    out, _ = apply("\n", "\nnew\n", text, hint_line=4)
+    assert out == "a\n\nb\n\nnew\nc\n"
+    with pytest.raises(AmbiguousMatch):
+        apply("\n", "\nnew\n", text)
+
+
+def test_reapplied_insertion_is_not_inserted_twice_by_fuzzy_matching():
+    text = "".join(f"line_{i} = {i}\n" for i in range(20))
+    edit = Edit("line_5 = 5\nline_6 = 6\nline_7 = 7\n", "line_5 = 5\nline_6 = 6\nnew = 1\nline_7 = 7\n")
+    once = apply_edit(text, edit)
+    twice = apply_edit(once.text, edit)
+    assert twice.already_applied and twice.text == once.text

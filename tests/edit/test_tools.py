@@ -84,6 +84,7 @@ def test_write_file_creates_and_keeps_line_endings(env):
     assert (env.tree / "old.txt").read_bytes() == b"\xef\xbb\xbfb\r\nc\r\n"
     created = env.events[0]
     assert isinstance(created, FileEdited) and created.before_sha is None
+    assert created.strategy == "write" and created.tool == "write_file"
 
 
 def test_apply_patch_is_atomic_across_files(env):

@@ -31,6 +31,6 @@ def hook_script(tmp_path: Path) -> Callable[[str], str]:
         path = tmp_path / f"hook_{next(counter)}.py"
         path.write_text("import json, sys, time\n" + body)
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
-        return f"{sys.executable} {path}"
+        return f"{sys.executable} -S {path}"  # -S: no site import, 5x faster start
 
     return make

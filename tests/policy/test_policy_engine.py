@@ -308,3 +308,9 @@ def test_is_path_denied(repo: Path) -> None:
     eng = engine(deny=["read(./.env)"])
     assert eng.is_path_denied("read_file", ".env", repo)
     assert not eng.is_path_denied("read_file", "src/pkg/mod.py", repo)
+
+
+def test_digest_never_raises_on_odd_values() -> None:
+    a = approval_digest("run", {"command": "x", "timeout": float("nan"), "p": Path("/a")})
+    b = approval_digest("run", {"command": "x", "timeout": float("inf"), "p": Path("/a")})
+    assert a != b and len(a) == 64

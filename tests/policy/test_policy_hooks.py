@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,6 +66,8 @@ def test_edit_input_gets_claude_code_key_aliases() -> None:
         ("print('[1, 2]')\n", "deny"),
         ("print(json.dumps({'decision': 'maybe'}))\n", "deny"),
         ("print(json.dumps({'hookSpecificOutput': {'permissionDecision': 7}}))\n", "deny"),
+        ("print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'allow', "
+         "'updatedInput': {'command': 'ls --safe'}}}))\n", "deny"),
     ],
 )
 def test_hook_answers(body: str, action: str | None, hook_script: HookScript, repo: Path) -> None:
@@ -145,3 +150,23 @@ def test_project_dir_is_in_the_hook_environment(hook_script: HookScript, repo: P
         "sys.exit(0 if ok else 2)\n"
     )
     assert run_hooks([pre(cmd)], "pre_tool", "run", {"command": "ls"}, "s", repo).action is None
+
+
+def test_a_detached_grandchild_holding_the_pipe_cannot_hang_the_policy(
+        hook_script: HookScript, repo: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    cmd = hook_script(
+        "import subprocess\n"
+        "child = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "print(json.dumps({'decision': 'approve'}))\n"
+    )
+    try:
+        verdict = run_hooks([pre(cmd, timeout=1.0)], "pre_tool", "run", {"command": "ls"}, "s",
+                            repo)
+        assert verdict.action == "deny"
+        assert "timed out" in verdict.reason
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)

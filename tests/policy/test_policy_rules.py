@@ -140,6 +140,17 @@ def test_an_exact_remembered_line_allows_that_line_only(repo: Path) -> None:
     assert verdict(rules, "run", run("npm test && npm run lint; curl x"), repo) == "none"
 
 
+def test_an_exact_line_keeps_its_newlines(repo: Path) -> None:
+    rules = RuleSet.parse(["run(echo a curl x)"], [], [])
+    assert verdict(rules, "run", run("echo a curl x"), repo) == "allow"
+    assert verdict(rules, "run", run("echo a\ncurl x"), repo) == "none"
+    multi = RuleSet.parse(["run(make build\nmake test)"], [], [])
+    assert verdict(multi, "run", run("make build\nmake test"), repo) == "allow"
+    assert verdict(multi, "run", run("make build make test"), repo) == "none"
+    deny_line = RuleSet.parse(["run"], [], ["run(make build && make deploy)"])
+    assert verdict(deny_line, "run", run("make build && make deploy"), repo) == "deny"
+
+
 def test_allow_does_not_see_through_program_paths_but_deny_does(repo: Path) -> None:
     rules = RuleSet.parse(["run(pytest *)"], [], ["run(curl *)"])
     assert verdict(rules, "run", run("./pytest -q"), repo) == "none"
@@ -178,3 +189,35 @@ def test_a_patch_without_paths_is_a_problem(repo: Path) -> None:
 def test_malformed_rules_are_config_errors(text: str) -> None:
     with pytest.raises(PolicyConfigError):
         Rule.parse(text)
+
+
+SEARCH_BLOCKS = (
+    "Here is the fix:\n\n```\n.github/workflows/ci.yml\n<<<<<<< SEARCH\na\n=======\nb\n"
+    ">>>>>>> REPLACE\n```\n**src/a.py**\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
+)
+
+
+def test_patch_paths_are_read_as_leniently_as_the_applier() -> None:
+    assert patch_paths(SEARCH_BLOCKS) == [".github/workflows/ci.yml", "src/a.py"]
+    assert patch_paths('+++ "b/.github/x"\n') == [".github/x"]
+    assert patch_paths("*** Update File:.github/z\n") == [".github/z"]
+    assert patch_paths("diff --git a/q b/r\nrename from q\nrename to r\ncopy to s\n") == ["q", "r", "s"]
+    assert patch_paths("--- a/x.py\r\n+++ b/x.py\r\n") == ["x.py"]
+
+
+def test_a_search_block_cannot_hide_behind_the_path_argument(repo: Path) -> None:
+    rules = RuleSet.parse(["edit(src/**)"], [], ["edit(.github/**)"])
+    args = {"patch": SEARCH_BLOCKS, "path": "src/a.py"}
+    assert verdict(rules, "apply_patch", args, repo) == "deny"
+    only_src = {"patch": "src/a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
+                "path": "src/a.py"}
+    assert verdict(rules, "apply_patch", only_src, repo) == "allow"
+
+
+def test_path_deny_rules_also_cover_command_arguments(repo: Path) -> None:
+    rules = RuleSet.parse(["run"], [], ["read(./.env)", "edit(.github/**)"])
+    for command in ["cat .env", "cat src/../.env", "cp .env /tmp/x", "grep KEY .env",
+                    "python -m json.tool --file=.env", "echo x > .github/workflows/ci.yml",
+                    f"cat {repo}/.env"]:
+        assert verdict(rules, "run", run(command), repo) == "deny", command
+    assert verdict(rules, "run", run("cat README.md && ls src"), repo) == "allow"

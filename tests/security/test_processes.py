@@ -6,6 +6,7 @@ import errno
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,11 +57,28 @@ def test_case22_ptrace_and_process_vm_are_denied(box: Box) -> None:
         assert by_name[name]["ret"] == -1 and by_name[name]["errno"] == errno.EPERM, by_name[name]
 
 
-def test_case22_host_processes_cannot_be_signalled(box: Box) -> None:
-    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+def test_case22_host_processes_cannot_be_signalled(box: Box, tmp_path: Path) -> None:
+    # The broadcast uses SIGURG, ignored by default, so that even a broken sandbox would
+    # not hurt other processes on the machine; the victim records any it receives.
+    marker = tmp_path / "signals"
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys, time\n"
+            "def note(n, _f):\n"
+            f"    open({str(marker)!r}, 'a').write(str(n))\n"
+            "signal.signal(signal.SIGURG, note)\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
-        box.run(f"kill -9 -1; kill -9 {victim.pid}; kill -9 {os.getpid()}; true")
+        assert victim.stdout is not None and victim.stdout.readline() == b"ready\n"
+        box.run(f"kill -URG -1; kill -URG {victim.pid}; kill -9 {victim.pid}; true")
         assert victim.poll() is None  # still alive
+        assert not marker.exists()  # and never signalled
     finally:
         victim.kill()
         victim.wait()
@@ -125,3 +143,19 @@ def test_pitfall4_root_drops_to_an_unprivileged_uid(box: Box) -> None:
     else:
         assert uid == os.geteuid()
         assert "CapEff:\t0000000000000000" in result.output
+
+
+def test_kernel_tunables_and_logs_stay_out_of_reach(box: Box) -> None:
+    # As root the command keeps CAP_DAC_OVERRIDE; it must still not reach host-wide knobs.
+    # The values written are harmless even if a write got through: the current core
+    # pattern, and sysrq "h" (print help).
+    core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
+    result = box.run(
+        f"printf '%s' '{core_pattern.strip()}' > /proc/sys/kernel/core_pattern && echo WROTE-CORE;"
+        " echo 1 > /proc/sys/vm/drop_caches && echo WROTE-VM;"
+        " echo h > /proc/sysrq-trigger && echo WROTE-SYSRQ;"
+        " dmesg >/dev/null 2>&1 && echo READ-DMESG; ls /sys >/dev/null 2>&1 && echo SYS-VISIBLE; true"
+    )
+    for marker in ("WROTE-CORE", "WROTE-VM", "WROTE-SYSRQ", "READ-DMESG", "SYS-VISIBLE"):
+        assert marker not in result.output
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern

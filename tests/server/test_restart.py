@@ -60,3 +60,15 @@ def test_user_paused_sessions_stay_paused_after_restart(serve: Callable[..., Api
     second = serve()
     assert second.ok("get", f"/sessions/{sid}")["status"] == "paused"
     assert not second.ok("get", f"/sessions/{sid}")["active"]
+
+
+def test_a_session_that_cannot_start_ends_with_the_reason(
+        serve: Callable[..., Api], repo: Path, tmp_path: Path, data_dir: Path) -> None:
+    store = open_store(data_dir)
+    gone = tmp_path / "gone.json"
+    settings = DEFAULTS.model_copy(update={"model": f"scripted:{gone}"})
+    sid = start_session(store, "make the tests pass", repo, settings, "scripted", owner="admin")
+    api = serve()
+    detail = api.wait_status(sid, "error")
+    assert "cannot start the session" in detail["finish_reason"]
+    assert "gone.json" in detail["finish_reason"]

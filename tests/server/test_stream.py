@@ -87,3 +87,20 @@ def test_stream_refuses_a_bad_token(serve: Callable[..., Api], repo: Path,
             f"/sessions/{sid}/stream?token=nope"):
         pass
     assert closed.value.code == 4401
+
+
+def test_another_server_process_streams_a_session_it_does_not_run(
+        serve: Callable[..., Api], repo: Path, script: Path) -> None:
+    gate = Gate()
+    runner_side = serve(model_factory=gate.factory())
+    sid = runner_side.create(repo, script)
+    gate.wait_for_call()
+    # A second app on the same data dir: it learns of appends only by reading the log.
+    reader = serve(resume_on_start=False, poll_s=0.05)
+    with reader.client.websocket_connect(f"/sessions/{sid}/stream?token={reader.token}") as ws:
+        seen = [_receive(ws)]
+        gate.open.set()
+        while seen[-1]["type"] != "session_finished":
+            seen.append(_receive(ws))
+    assert [e["seq"] for e in seen] == list(range(1, len(seen) + 1))
+    assert seen == runner_side.events(sid)

@@ -100,3 +100,19 @@ def test_context_window_error_stops_cleanly(tmp_path: Path) -> None:
     script = [turn(call("read_file", path="calc.py")), Turn(error="context_window_exceeded")]
     _store, runner = new_session(tmp_path, repo, scripted(script))
     assert runner.run().status == "context_overflow"
+
+
+def test_a_file_written_by_the_agent_is_searchable_at_once(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    script = [
+        turn(call("search_code", query="calc add")),
+        turn(call("write_file", path="geometry.py",
+                  content="def hypotenuse_length(a, b):\n    return (a * a + b * b) ** 0.5\n")),
+        turn({"name": "find_symbol", "arguments": {"name": "hypotenuse_length"}}),
+        turn(call("finish", summary="added")),
+    ]
+    store, runner = new_session(tmp_path, repo, scripted(script))
+    runner.run()
+    found = next(e.event for e in store.read(runner.session_id)
+             if e.event.type == "tool_call_finished" and e.event.name == "find_symbol")
+    assert found.ok and "geometry.py" in found.output  # type: ignore[union-attr]

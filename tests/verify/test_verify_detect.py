@@ -8,6 +8,7 @@ import pytest
 
 from codeloop.errors import ConfigError
 from codeloop.verify.agents_md import parse_agents_md
+from codeloop.verify.commands import pytest_spec, split_targets
 from codeloop.verify.detect import detect, sandbox_which
 from codeloop.verify.settings import VerifySettings
 
@@ -37,6 +38,7 @@ def names(plan) -> tuple[str | None, list[str]]:
         ({"package.json": '{"scripts": {"test": "vitest"}}', "pnpm-lock.yaml": ""}, "pnpm test"),
         ({"Makefile": "all:\n\techo\n\ntest:\n\t./run-tests\n"}, "make test"),
         ({"tox.ini": "[tox]\nenvlist = py311\n"}, "tox"),
+        ({"setup.py": "", "bin/test": "", "sympy/utilities/runtests.py": ""}, "sympy bin/test"),
     ],
 )
 def test_detects_the_test_runner(tmp_path: Path, write_tree, files: dict[str, str], runner: str) -> None:
@@ -133,11 +135,11 @@ def test_agents_md_overrides_detection_and_gets_machine_readable_flags(tmp_path:
 
 def test_config_wins_and_an_empty_list_turns_a_category_off(tmp_path: Path, write_tree) -> None:
     root = write_tree(tmp_path, {"AGENTS.md": AGENTS, "pyproject.toml": "[tool.ruff]\n"})
-    settings = VerifySettings.load({"test": "bin/test -C {targets}", "lint": [], "security": []})
+    settings = VerifySettings.load({"test": "./run-tests.sh -x {targets}", "lint": [], "security": []})
     plan = detect(root, settings, which=everything)
     assert plan.test is not None and plan.test.source == "config"
-    assert plan.test.render(["sympy/core/tests/test_basic.py"], "r") == "bin/test -C sympy/core/tests/test_basic.py"
-    assert plan.test.render(None, "r") == "bin/test -C"
+    assert plan.test.render(["tests/a b.py"], "r") == "./run-tests.sh -x 'tests/a b.py'"
+    assert plan.test.render(None, "r") == "./run-tests.sh -x"
     assert [c.category for c in plan.checks] == ["typecheck"]
 
 
@@ -154,3 +156,17 @@ def test_tool_probe_looks_inside_the_sandbox(tmp_path: Path, sandbox, base_setti
     python_bin = str(Path(base_settings["python"]).parent)
     assert which("pytest") == f"{python_bin}/pytest"
     assert which("no-such-tool") is None
+
+
+def test_sympy_runner_named_in_config_gets_verbose_and_targets(tmp_path: Path) -> None:
+    plan = detect(tmp_path, VerifySettings.load({"test": "bin/test -C"}), which=nothing)
+    assert plan.test is not None and plan.test.parser == "sympy"
+    assert plan.test.render(["sympy/core/tests/test_basic.py"], "r") == "bin/test -C --verbose sympy/core/tests/test_basic.py"
+
+
+def test_targets_split_on_spaces_outside_parameter_brackets() -> None:
+    assert split_targets(" tests/a.py::t[x y]  tests/b.py::c\ttests/d.py ") == [
+        "tests/a.py::t[x y]", "tests/b.py::c", "tests/d.py",
+    ]
+    spec = pytest_spec("python3")
+    assert spec.render(split_targets("tests/a.py::t[x y]"), "r").endswith("'tests/a.py::t[x y]'")

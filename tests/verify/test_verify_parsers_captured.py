@@ -111,3 +111,20 @@ def test_semgrep_json_severities() -> None:
         ("bare-assert", "app.py", 10, "medium"),
     }
     assert all(f.kind == "security" and f.trace == "" for f in parsed.failures)
+
+
+def test_sympy_bin_test_verbose_report() -> None:
+    parsed = parse("sympy_bin_test", "sympy")
+    by_id = {f.test_id: f for f in parsed.failures}
+    assert set(by_id) == {
+        "sympy/core/tests/test_basic.py::test_structure", "sympy/core/tests/test_basic.py::test_equality",
+    }
+    structure = by_id["sympy/core/tests/test_basic.py::test_structure"]
+    assert (structure.kind, structure.file, structure.line) == ("test", "sympy/core/tests/test_basic.py", 25)
+    assert structure.message == "AssertionError: made to fail"
+    equality = by_id["sympy/core/tests/test_basic.py::test_equality"]
+    assert equality.kind == "error" and equality.message == "NameError: name 'undefined_helper' is not defined"
+    # ok and X (passed though expected to fail) pass; s, f skip.
+    assert "sympy/core/tests/test_basic.py::test_has" in parsed.passed
+    assert "sympy/core/tests/test_rules.py::test_Transform" in parsed.passed
+    assert len(parsed.passed) == 12 and parsed.skipped == 2  # "11 passed", 1 xpassed

@@ -46,6 +46,7 @@ def test_go_changes_map_to_their_packages(tmp_path: Path) -> None:
 
 def test_unknown_runners_get_nothing(tmp_path: Path) -> None:
     assert related_tests(tmp_path, ["src/lib.rs"], "cargo test") == []
+    assert related_tests(tmp_path, ["src/lib.rs"], "make test") == []
 
 
 def test_the_index_graph_finds_tests_that_use_re_exported_names(tmp_path: Path, write_tree) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -9,9 +10,18 @@ from pathlib import Path
 import pytest
 
 from codeloop.events import VerificationRan
+from codeloop.sandbox.environment import BASE_PATH
 from codeloop.tools.base import ToolContext
-from codeloop.tools.verify_tools import RunChecks, RunChecksArgs, RunTests, RunTestsArgs
+from codeloop.tools.verify_tools import (
+    RunChecks,
+    RunChecksArgs,
+    RunTests,
+    RunTestsArgs,
+    ensure_baseline,
+    gate_finish,
+)
 from codeloop.verify.commands import SCRATCH_DIR
+from codeloop.verify.pristine import original_tree
 from codeloop.verify.verifier import Verifier
 from codeloop.workspace.copy import CopyWorkspace
 
@@ -174,7 +184,9 @@ def test_tools_return_structured_results_and_emit_events(workspace: CopyWorkspac
     assert not checks.ok and "no lint" in (checks.error or "")
     assert [type(e) for e in events] == [VerificationRan, VerificationRan]
     first = events[0]
-    assert isinstance(first, VerificationRan) and first.failed == 1 and first.passed == 1
+    # No baseline was taken: the failing file was also run on the original files, where it passed.
+    assert isinstance(first, VerificationRan) and first.failed == 1 and first.passed == 3
+    assert first.new_failures == ["tests/test_calc.py::test_add"]
     assert RunTestsArgs.model_json_schema()["properties"]["target"]
 
 
@@ -184,3 +196,105 @@ def test_a_check_that_changes_files_is_flagged_and_not_taken_as_baseline(workspa
     assert "changed files in the workspace" in run.note
     assert verifier.runs[-1] == (run, False)
     assert workspace.changed_files() == ["pkg/generated.py"]
+
+
+def test_finish_reuses_runs_on_the_same_edits_and_the_wider_suite_is_the_baseline_target(
+    workspace: CopyWorkspace, make
+) -> None:
+    verifier = make(baseline_target="tests/test_calc.py")
+    base = verifier.baseline()
+    assert [r.scope for r in base.runs] == ["tests/test_calc.py"]
+    edit(workspace, "pkg/text.py", "return s.upper()\n\n\ndef whisper", "return s.title()\n\n\ndef whisper")
+    after = verifier.run_tests()
+    # Related first (test_text imports pkg.text), then the baseline target instead of everything.
+    assert [r.scope for r in after.runs] == ["related: tests/test_text.py", "tests/test_calc.py"]
+    verifier.run_checks()
+    runs_before = len(verifier.runs)
+    decision, ran = verifier.check_finish()
+    assert ran is None and len(verifier.runs) == runs_before
+    # test_whisper failed before the edits too, but the baseline never ran it: it is new.
+    assert not decision.allow and "[not covered by the baseline run]" in decision.message
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("go", path=BASE_PATH) is None, reason="go is not installed")
+def test_go_project_end_to_end(tmp_path: Path, sandbox) -> None:
+    capture = json.loads((Path(__file__).parent / "fixtures" / "go_test_json.json").read_text())
+    repo = tmp_path / "repo"
+    for rel, text in capture["project"].items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    workspace = CopyWorkspace(repo, tmp_path / "state")
+    settings = {**NO_CHECKS, "env": {"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOCACHE": str(tmp_path / "gocache")}}
+    verifier = Verifier(workspace.path, sandbox, settings, changed_files=workspace.changed_files)
+    base = verifier.baseline()
+    assert {f.test_id for f in base.runs[0].failures} == {
+        "example.com/sample::TestAddFails", "example.com/sample::TestTable/bad", "example.com/sample/sub::TestHalfPanics",
+    }
+    edit(workspace, "calc.go", "func Div(a, b int) int { return a / b }", "func Div(a, b int) int { return a / b }\n\nfunc Broken() int { return \"x\" }")
+    after = verifier.run_tests()
+    assert [r.scope for r in after.runs] == ["related: .", "full"]
+    assert [(f.kind, f.file) for f in after.comparison.new.values()] == [("build", "calc.go")]
+    assert not (workspace.path / SCRATCH_DIR).exists()
+
+
+def test_loop_helpers_take_the_baseline_once_and_gate_finish(workspace: CopyWorkspace, sandbox, base_settings) -> None:
+    events: list[object] = []
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=events.append,
+                      services={"verify_config": {**base_settings, **NO_CHECKS}})
+    first = ensure_baseline(ctx)
+    assert first is not None and first.phase == "baseline"
+    assert ensure_baseline(ctx) is None
+    edit(workspace, "pkg/calc.py", "return a * b", "return a ** b")
+    decision = gate_finish(ctx)
+    assert not decision.allow and "tests/test_calc.py::test_mul" in decision.message
+    phases = [e.phase for e in events if isinstance(e, VerificationRan)]
+    assert phases == ["baseline", "final"]
+    final = events[-1]
+    assert isinstance(final, VerificationRan) and final.new_failures == ["tests/test_calc.py::test_mul"]
+
+
+def test_failures_the_baseline_never_ran_are_checked_on_the_original_files(
+    workspace: CopyWorkspace, sandbox, base_settings
+) -> None:
+    events: list[object] = []
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=events.append,
+                      services={"verify_config": {**base_settings, **NO_CHECKS, "baseline_target": "tests/test_calc.py"}})
+    ensure_baseline(ctx)
+    edit(workspace, "pkg/text.py", "return s.upper()\n\n\ndef whisper", "return s.title()\n\n\ndef whisper")
+    edited = workspace.read("pkg/text.py")
+    observation = RunTests().run(RunTestsArgs(target="tests/test_text.py"), ctx)
+    scopes = [r["scope"] for r in observation.data["runs"]]
+    assert scopes == ["tests/test_text.py", "before the edits: tests/test_text.py"]
+    # test_whisper failed on the original files too: it is not the agent's doing.
+    assert observation.data["new_failures"] == []
+    assert observation.data["still_failing"] == ["tests/test_text.py::test_whisper"]
+    assert workspace.read("pkg/text.py") == edited and workspace.changed_files() == ["pkg/text.py"]
+    assert gate_finish(ctx).allow
+    # Each file is backfilled once.
+    again = RunTests().run(RunTestsArgs(target="tests/test_text.py"), ctx)
+    assert [r["scope"] for r in again.data["runs"]] == ["tests/test_text.py"]
+
+
+def test_stashed_edits_survive_a_crash_mid_run(tmp_path: Path, sandbox) -> None:
+    (tmp_path / "a.py").write_text("edited\n")
+    (tmp_path / "new.py").write_text("added by the agent\n")
+    originals = {"a.py": b"original\n"}
+    with pytest.raises(RuntimeError), original_tree(tmp_path, ["a.py", "new.py"], originals.get):
+        assert (tmp_path / "a.py").read_text() == "original\n" and not (tmp_path / "new.py").exists()
+        raise RuntimeError("killed")
+    assert (tmp_path / "a.py").read_text() == "edited\n" and (tmp_path / "new.py").exists()
+    # A process that died inside the block leaves the stash; the next verifier restores it.
+    stash = original_tree(tmp_path, ["a.py"], originals.get)
+    stash.__enter__()
+    assert (tmp_path / "a.py").read_text() == "original\n"
+    verifier = Verifier(tmp_path, sandbox, NO_CHECKS)
+    assert verifier.recovered == ["a.py"] and (tmp_path / "a.py").read_text() == "edited\n"
+    assert not (tmp_path / SCRATCH_DIR).exists()
+
+
+def test_finishing_without_edits_runs_nothing(workspace: CopyWorkspace, make) -> None:
+    verifier = make()
+    decision, ran = verifier.check_finish()
+    assert decision.allow and ran is None and verifier.runs == []
+    assert "nothing to verify" in decision.message

@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     if debug:
         args.remove("--debug")
     try:
-        app(args=args, standalone_mode=False)
+        # Without standalone mode click returns the code of `raise typer.Exit(n)`.
+        code = app(args=args, standalone_mode=False)
     except CodeloopError as exc:
         if debug:
             raise
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, click.exceptions.Abort):
             return 130
         raise
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def main_exit() -> None:

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
@@ -63,7 +64,8 @@ class LiveRenderer:
         kind = e.type
         data = e.model_dump()
         if kind == "session_started":
-            c.print(Panel(f"[bold]{data['task']}[/]\nrepo: {data['repo']}\nmodel: {data['model']}",
+            c.print(Panel(f"[bold]{escape(data['task'])}[/]\nrepo: {escape(data['repo'])}\n"
+                          f"model: {escape(data['model'])}",
                           title=f"session {stored.session_id}", border_style="cyan"))
         elif kind == "session_resumed":
             c.print(f"[cyan]resumed[/] (interrupted calls: {len(data['interrupted_calls'])})")
@@ -81,7 +83,7 @@ class LiveRenderer:
                     f"${self.cost:.4f} · {data['latency_ms']:.0f} ms[/]")
             for call in data["tool_calls"]:
                 args = call["arguments"] if call["arguments"] is not None else call["raw_arguments"]
-                c.print(f"[bold cyan]→ {call['name']}[/] {short(args)}", markup=True,
+                c.print(f"[bold cyan]→ {escape(call['name'])}[/] {escape(short(args))}",
                         highlight=False)
         elif kind == "tool_call_finished":
             mark = "[green]✓[/]" if data["ok"] else "[red]✗[/]"
@@ -89,24 +91,24 @@ class LiveRenderer:
             lines = body.strip().splitlines()
             shown = lines[:MAX_OUTPUT_LINES]
             more = f"\n… {len(lines) - len(shown)} more lines" if len(lines) > len(shown) else ""
-            c.print(f"  {mark} [dim]{data['name']}[/]")
+            c.print(f"  {mark} [dim]{escape(data['name'])}[/]")
             if shown:
                 c.print(Text("    " + "\n    ".join(shown) + more, style="grey50"))
         elif kind == "file_edited":
-            c.print(f"[magenta]edited {data['path']}[/] [dim]({data['strategy']})[/]")
+            c.print(f"[magenta]edited {escape(data['path'])}[/] [dim]({escape(data['strategy'])})[/]")
             c.print(diff_view(data["diff"]))
         elif kind == "system_note":
-            c.print(f"[yellow]note:[/] {data['text']}")
+            c.print(f"[yellow]note:[/] {escape(data['text'])}")
         elif kind in ("budget_warning", "loop_detected"):
-            c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {short(data, 200)}")
+            c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {escape(short(data, 200))}")
         elif kind == "policy_decided" and data["decision"] != "allow":
-            c.print(f"[yellow]policy {data['decision']}[/]: {data['reason']}")
+            c.print(f"[yellow]policy {data['decision']}[/]: {escape(data['reason'])}")
         elif kind == "model_call_failed":
-            c.print(f"[red]model call failed[/] ({data['error_kind']}): {data['message']}")
+            c.print(f"[red]model call failed[/] ({data['error_kind']}): {escape(data['message'])}")
         elif kind == "session_paused":
-            c.print(f"[yellow]paused:[/] {data['reason']}")
+            c.print(f"[yellow]paused:[/] {escape(data['reason'])}")
         elif kind == "session_finished":
             style = STATUS_STYLE.get(data["status"], "white")
             text = data["summary"] or data["reason"]
-            c.print(Panel(text or "(no summary)", title=f"[{style}]{data['status']}[/]",
+            c.print(Panel(Text(text or "(no summary)"), title=f"[{style}]{data['status']}[/]",
                           border_style=style))

@@ -12,7 +12,7 @@ from rich.console import Console
 from codeloop.config import data_dir as default_data_dir
 from codeloop.errors import CodeloopError
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -74,7 +74,8 @@ def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settin
             renderer.on_event(stored)
     control = Control()
     approver = None if json_out else terminal_approver(console)
-    runner = build_runner(store, session_id, repo, settings, model,
+    summariser = make_model(settings.small_model, settings) if settings.small_model else None
+    runner = build_runner(store, session_id, repo, settings, model, summariser=summariser,
                           parts=RuntimeParts(control=control, approver=approver),
                           on_event=renderer.on_event, on_delta=renderer.on_delta)
     with _sigterm_as_stop(control):

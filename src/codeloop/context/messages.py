@@ -25,10 +25,12 @@ def task_message(started: SessionStarted) -> Message:
     return Message(role="user", content=f"Task:\n{started.task}", cache_breakpoint=True)
 
 
-def build_messages(started: SessionStarted, transcript: Sequence[Event]) -> list[Message]:
-    """The conversation so far; tool results always directly follow the call that asked."""
-    head = [Message(role="system", content=started.system_prompt, cache_breakpoint=True),
-            task_message(started)]
+def conversation(transcript: Sequence[Event]) -> list[Message]:
+    """The messages after the task, unmerged; tool results always follow the call that asked.
+
+    A `Compacted` event replaces the first `dropped_events` of these messages (as they stood
+    when it was recorded) with its summary.
+    """
     body: list[Message] = []
     outstanding: set[str] = set()
     deferred: list[Message] = []
@@ -40,9 +42,9 @@ def build_messages(started: SessionStarted, transcript: Sequence[Event]) -> list
 
     for event in transcript:
         if isinstance(event, Compacted):
-            body = [Message(role="user", content=f"Summary of the work so far:\n{event.summary}")]
-            outstanding.clear()
-            deferred.clear()
+            flush()
+            body[: event.dropped_events] = [Message(role="user", content=event.summary,
+                                                    name="summary")]
         elif isinstance(event, ModelCallFinished):
             body.append(Message(role="assistant", content=event.text,
                                 tool_calls=list(event.tool_calls)))
@@ -57,7 +59,15 @@ def build_messages(started: SessionStarted, transcript: Sequence[Event]) -> list
             deferred.append(Message(role="user", content=prefix + event.text))
             flush()
     body.extend(deferred)
-    return head + _merge_user_runs(body)
+    return body
+
+
+def build_messages(started: SessionStarted, transcript: Sequence[Event],
+                   body: list[Message] | None = None) -> list[Message]:
+    """System prompt, task, then the conversation (`body` if already computed)."""
+    head = [Message(role="system", content=started.system_prompt, cache_breakpoint=True),
+            task_message(started)]
+    return head + merge_user_runs(conversation(transcript) if body is None else body)
 
 
 def _tool_text(event: ToolCallFinished) -> str:
@@ -68,7 +78,7 @@ def _tool_text(event: ToolCallFinished) -> str:
     return text or "(no output)"
 
 
-def _merge_user_runs(messages: list[Message]) -> list[Message]:
+def merge_user_runs(messages: list[Message]) -> list[Message]:
     """Adjacent user messages become one, which every provider accepts."""
     out: list[Message] = []
     for m in messages:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from codeloop.context.repomap import RepoMap, build_repo_map
 from codeloop.context.tokens import TokenCounter, get_counter
-from codeloop.index.rank import focus_of, rank_files
+from codeloop.index.rank import LEXICAL_DEPTH, focus_of, rank_files
 from codeloop.index.service import RepoIndex
 
 MAP_SHARE = 0.25
@@ -44,7 +44,9 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
     """Repo map (a `map_share` of the budget) then code for `task`, never over the budget."""
     counter = counter or get_counter()
     focus = focus_of(index, task)
-    ranked = rank_files(index, task, limit=200, focus=focus)
+    # One BM25 pass serves the ranking and the snippets; snippets are hash-checked when read.
+    chunk_hits = index.search(task, LEXICAL_DEPTH, verify=False)
+    ranked = rank_files(index, task, limit=200, focus=focus, chunk_hits=chunk_hits)
     repo_map = build_repo_map(index, task, int(budget_tokens * map_share), counter,
                               ranked=ranked, focus=focus)
     file_rank = {p: i for i, (p, _) in enumerate(ranked)}
@@ -55,7 +57,7 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
             if hit.name in focus.identifiers:
                 end = min(hit.end_line, hit.start_line + MAX_SNIPPET_LINES - 1)
                 candidates.append((3.0 / (1 + file_rank[path]), path, hit.start_line, end))
-    for chunk in index.search(task, _SEARCH_DEPTH):
+    for chunk in chunk_hits[:_SEARCH_DEPTH]:
         position = file_rank.get(chunk.path)
         boost = 1.0 if position is None else 1.0 + 4.0 / (1 + position)
         candidates.append((chunk.score * boost / 10.0, chunk.path, chunk.start_line,

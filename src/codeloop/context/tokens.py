@@ -9,7 +9,9 @@ from typing import Any, Protocol
 
 from codeloop.llm.types import Message
 
-DEFAULT_ENCODING = "o200k_base"
+# cl100k, not o200k: its tables take ~31 MB resident against ~80 MB, and budgets only need
+# counts close to the provider's (which no local tokenizer matches exactly for every model).
+DEFAULT_ENCODING = "cl100k_base"
 # Chat formats wrap each message in a few tokens of role markup.
 MESSAGE_OVERHEAD = 4
 

@@ -121,7 +121,7 @@ def _apply_op(state: _State, op: FileOp) -> None:
     if op.kind == "delete":
         if current is None:
             raise EditError(f"cannot delete {op.path}: it does not exist")
-        state.put(op.path, None, "exact", [])
+        state.put(op.path, None, "delete", [])
         return
     if op.kind in ("create", "write"):
         if op.kind == "create" and current is not None:
@@ -135,7 +135,7 @@ def _apply_op(state: _State, op: FileOp) -> None:
                     "update it with an edit, or use write_file to replace its content",
                 )
         like = decode(current, op.path) if current is not None else TextFile(text="")
-        state.put(op.path, encode(normalize_newlines(op.content), like, op.path), "exact", [])
+        state.put(op.path, encode(normalize_newlines(op.content), like, op.path), "write", [])
         return
     if current is None:
         raise EditError(
@@ -148,7 +148,7 @@ def _apply_op(state: _State, op: FileOp) -> None:
     if op.move_to and op.move_to != op.path:
         if state.get(op.move_to) is not None:
             raise EditError(f"cannot move {op.path} to {op.move_to}: the target exists")
-        state.put(op.path, None, "exact", [])
+        state.put(op.path, None, "delete", [])
         state.put(op.move_to, data, strategy_of(results), results)
         return
     state.put(op.path, data, strategy_of(results), results)

@@ -20,7 +20,6 @@ from codeloop.edit.normalize import (
     aligned_prefix,
     columns,
     fit_indent,
-    fold,
     identity,
     key_fold,
     key_rstrip,
@@ -28,6 +27,7 @@ from codeloop.edit.normalize import (
     lead,
     scaled_levels,
     structural,
+    style_fix,
     trailing_fix,
     unicode_fix,
 )
@@ -43,8 +43,9 @@ LEVELS = (
     "fuzzy",
 )
 ELISION_MARKERS = frozenset({"...", "…", "# ...", "// ...", "/* ... */", "# …"})
-# A line-number hint settles an ambiguity when one candidate is nearest to it, this close.
-HINT_SLACK = 5
+# A line-number hint settles an ambiguity when one candidate is nearest to it and this close
+# (after the shift of earlier hunks): a looser hint once picked a duplicate block nearby.
+HINT_SLACK = 1
 # Fuzzy matching accepts a window only this similar (0-100) and this far ahead of the
 # best window that does not overlap it.
 FUZZY_MIN = 90.0
@@ -95,8 +96,10 @@ class _Doc:
     def __init__(self, text: str) -> None:
         self.trailing = text.endswith("\n") or text == ""
         body = text[:-1] if text.endswith("\n") else text
+        self.body = body
         self.lines = body.split("\n") if text else []
         self.ascii = text.isascii()
+        self._non_ascii: list[int] | None = None
         self._keys: dict[KeyFn, list[str]] = {}
         self._index: dict[tuple[KeyFn, bool], tuple[list[int], str]] = {}
         self.scans: dict[tuple[tuple[str, ...], float], _Scan | None] = {}
@@ -104,10 +107,10 @@ class _Doc:
     def keys(self, fn: KeyFn) -> list[str]:
         if fn not in self._keys:
             if fn is key_fold:
-                # Folding line by line is slow (str.translate with a dict); fold once, or
-                # not at all when the file is ASCII, where folding changes nothing.
-                folded = self.lines if self.ascii else fold("\n".join(self.lines)).split("\n")
-                self._keys[fn] = [line.strip() for line in folded]
+                # str.translate with a dict is slow per character; only non-ASCII lines
+                # can change when folded.
+                self._keys[fn] = [line.strip() if line.isascii() else key_fold(line)
+                                  for line in self.lines]
             else:
                 self._keys[fn] = [fn(line) for line in self.lines]
         return self._keys[fn]
@@ -137,6 +140,25 @@ class _Doc:
             at = hay.find(pattern, at + 1)
         return found
 
+    def non_ascii_lines(self) -> list[int]:
+        if self._non_ascii is None:
+            self._non_ascii = [] if self.ascii else [i for i, x in enumerate(self.lines)
+                                                     if not x.isascii()]
+        return self._non_ascii
+
+    def lines_containing(self, needle: str) -> list[int]:
+        """Indices of lines whose raw text contains `needle`, found by str.find over the text."""
+        out: list[int] = []
+        body, line, prev = self.body, 0, 0
+        at = body.find(needle)
+        while at != -1:
+            line += body.count("\n", prev, at)
+            prev = at
+            out.append(line)
+            eol = body.find("\n", at)
+            at = body.find(needle, eol + 1) if eol != -1 else -1
+        return out
+
     def render(self, lines: list[str]) -> str:
         if not lines:
             return ""
@@ -158,7 +180,7 @@ def is_marker(line: str) -> bool:
 def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
     """Apply one edit to `text`; raise NoMatch, AmbiguousMatch or BadReplacement."""
     search, replace = normalize_newlines(edit.search), normalize_newlines(edit.replace)
-    if not search.strip():
+    if not search or (not search.strip() and not text.strip()):
         if not text.strip():
             return EditResult(replace, "exact", 1, 0, len(split_lines(replace)))
         raise BadReplacement(
@@ -168,11 +190,18 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
     S, R = split_lines(search), split_lines(replace)
     first = 0
     if not edit.whole_lines:
+        style = style_fix(text, R)
+        if style is not identity:
+            replace = "\n".join(style(r) for r in replace.split("\n"))
+            R = split_lines(replace)
         done = _substring(text, search, replace, edit, path)
         if done is not None:
             return done
         first = 1
     elif not edit.replace_all:
+        style = style_fix(text, R)
+        if style is not identity:
+            R = [style(r) for r in R]
         hits = _line_hits(text, S)
         if len(hits) == 1:
             return _splice(text, hits[0], S, R)
@@ -181,7 +210,13 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
         first = 1
     doc = _Doc(text)
     for level in LEVELS[first:]:
-        if _same_as_previous(level, text, doc, S):
+        if level == "fuzzy":
+            # Before guessing approximately, check whether the edit was made already: an
+            # inserted line makes the old text "similar" to the new, and fuzzy would insert twice.
+            again = _already_applied(doc, S, R)
+            if again is not None:
+                return EditResult(text, "already_applied", again + 1, 0, 0, already_applied=True)
+        if _same_as_previous(level, doc, S):
             continue
         cands = _FINDERS[level](doc, S, R)
         if not cands:
@@ -190,9 +225,6 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
             return _apply_all(doc, cands, S, R, level, path)
         chosen = _choose(doc, cands, edit, level, path)
         return _apply_one(doc, chosen, S, R, level)
-    again = _already_applied(doc, S, R)
-    if again is not None:
-        return EditResult(text, "already_applied", again + 1, 0, 0, already_applied=True)
     raise NoMatch(f"the search text was not found in {path}. {closest_region(doc, S)}",
                   "copy the lines to change exactly as the file has them, with a few lines of context")
 
@@ -220,14 +252,9 @@ def _substring(text: str, search: str, replace: str, edit: Edit, path: str) -> E
                       search.count("\n") + 1, replace.count("\n") + 1)
 
 
-def _same_as_previous(level: str, text: str, doc: _Doc, S: list[str]) -> bool:
+def _same_as_previous(level: str, doc: _Doc, S: list[str]) -> bool:
     """Whether `level` cannot find anything the level before it did not (a cheap skip)."""
-    if level == "trailing_whitespace":
-        return (all(s == s.rstrip() for s in S) and " \n" not in text and "\t\n" not in text
-                and not text.endswith((" ", "\t")))
-    if level == "unicode":
-        return doc.ascii and all(s.isascii() for s in S)
-    return False
+    return level == "unicode" and doc.ascii and all(s.isascii() for s in S)
 
 
 def _indent_like_hit(text: str, at: int, search: str, replace: str) -> str:
@@ -312,7 +339,7 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
 
     def find(doc: _Doc, S: list[str], R: list[str]) -> list[_Candidate]:
         out = []
-        for start in doc.find(fn, [fn(s) for s in S]):
+        for start in _window_starts(doc, fn, [fn(s) for s in S]):
             pairs = list(zip(S, doc.lines[start:start + len(S)], strict=True))
             fix = _fixer(rank, pairs)
             if fix is not None:
@@ -324,22 +351,83 @@ def _positional(level: str, fn: KeyFn) -> Callable[[_Doc, list[str], list[str]],
     return find
 
 
+def _anchor(doc: _Doc, fn: KeyFn, keys: list[str]) -> int | None:
+    """The search line to look for with str.find: its key is a substring of any matching line
+    (folded lines aside, see `_anchor_lines`). None when all keys are empty."""
+    k = max(range(len(keys)), key=lambda i: len(keys[i]))
+    return k if keys[k] else None
+
+
+def _anchor_lines(doc: _Doc, fn: KeyFn, key: str) -> list[int]:
+    """Lines that may match `key` under `fn`: those containing it, and under folding also
+    the non-ASCII lines, whose folded form may contain it when their raw text does not."""
+    found = doc.lines_containing(key)
+    if fn is key_fold and not doc.ascii:
+        found = sorted(set(found) | set(doc.non_ascii_lines()))
+    return found
+
+
+def _window_starts(doc: _Doc, fn: KeyFn, keys: list[str]) -> list[int]:
+    """Lines where `keys` match consecutive file lines, checking only lines holding the anchor."""
+    k = _anchor(doc, fn, keys)
+    if k is None:
+        return doc.find(fn, keys)
+    n, total = len(keys), len(doc.lines)
+    starts = [a - k for a in _anchor_lines(doc, fn, keys[k]) if 0 <= a - k <= total - n]
+    return [st for st in starts
+            if all(fn(doc.lines[st + i]) == keys[i] for i in range(n))]
+
+
+def _nonblank_runs(doc: _Doc, keys: list[str]) -> list[list[int]]:
+    """File lines matching `keys` in order with blank lines skipped, found from an anchor line."""
+    k = _anchor(doc, key_fold, keys)
+    if k is None:
+        rows = doc.index(key_fold, True)[0]
+        return [rows[p:p + len(keys)] for p in doc.find(key_fold, keys, nonblank=True)]
+    lines, out = doc.lines, []
+    for a in _anchor_lines(doc, key_fold, keys[k]):
+        if key_fold(lines[a]) != keys[k]:
+            continue
+        files, ok = [a], True
+        p = a
+        for key in reversed(keys[:k]):
+            p -= 1
+            while p >= 0 and not key_fold(lines[p]):
+                p -= 1
+            if p < 0 or key_fold(lines[p]) != key:
+                ok = False
+                break
+            files.insert(0, p)
+        p = a
+        for key in keys[k + 1:] if ok else []:
+            p += 1
+            while p < len(lines) and not key_fold(lines[p]):
+                p += 1
+            if p >= len(lines) or key_fold(lines[p]) != key:
+                ok = False
+                break
+            files.append(p)
+        if ok:
+            out.append(files)
+    return out
+
+
 def _piece_matches(doc: _Doc, S: list[str], idx: list[int]) -> list[tuple[int, int, dict[int, Span]]]:
     """Where the search lines `idx` (blank lines ignored) occur: (start, end, alignment)."""
     nonblank = [i for i in idx if key_fold(S[i])]
     if not nonblank:
         return []
-    rows = doc.index(key_fold, True)[0]
     out = []
-    for p in doc.find(key_fold, [key_fold(S[i]) for i in nonblank], nonblank=True):
+    for files in _nonblank_runs(doc, [key_fold(S[i]) for i in nonblank]):
         align: dict[int, Span] = {}
-        files = rows[p:p + len(nonblank)]
         for si, fi in zip(nonblank, files, strict=True):
             align[si] = (fi, fi + 1)
         # Blank search lines between two matched lines pair up with the file's blank lines there.
         for (s0, f0), (s1, f1) in zip(zip(nonblank, files, strict=True),
                                       zip(nonblank[1:], files[1:], strict=False), strict=False):
-            for si, fi in zip(range(s0 + 1, s1), range(f0 + 1, f1), strict=False):
+            # From the end of the gap: a blank line the search lost is then the first of the
+            # file's run, so the run stays together and new lines go before or after it.
+            for si, fi in zip(reversed(range(s0 + 1, s1)), reversed(range(f0 + 1, f1)), strict=False):
                 align[si] = (fi, fi + 1)
         # Blank lines at either end pair up with blank file lines just outside the match.
         lo, hi = files[0], files[-1] + 1
@@ -560,7 +648,8 @@ def _choose(doc: _Doc, cands: list[_Candidate], edit: Edit, level: str, path: st
     pool = cands
     if edit.anchors:
         pos = _anchor_position(doc, edit.anchors)
-        after = [c for c in pool if pos is not None and c.start >= pos]
+        # The anchor precedes the change, which may put it inside the search's own context.
+        after = [c for c in pool if pos is not None and c.end >= pos]
         pool = after or pool
     if len(pool) > 1 and edit.hint_line is not None:
         hint = edit.hint_line - 1
@@ -581,7 +670,7 @@ Opcode = tuple[str, int, int, int, int]
 def _opcodes(S: list[str], R: list[str], elided: bool) -> list[Opcode]:
     """How R differs from S; with elision, the i-th '...' of each side is pinned together."""
     if not elided:
-        return list(SequenceMatcher(None, S, R, autojunk=False).get_opcodes())
+        return _slide_blank_inserts(list(SequenceMatcher(None, S, R, autojunk=False).get_opcodes()), R)
     cuts_s = [-1, *(i for i, x in enumerate(S) if is_marker(x)), len(S)]
     cuts_r = [-1, *(j for j, x in enumerate(R) if is_marker(x)), len(R)]
     ops: list[Opcode] = []
@@ -593,6 +682,35 @@ def _opcodes(S: list[str], R: list[str], elided: bool) -> list[Opcode]:
         if b < len(S):
             ops.append(("equal", b, b + 1, d, d + 1))
     return ops
+
+
+def _slide_blank_inserts(ops: list[Opcode], R: list[str]) -> list[Opcode]:
+    """Move inserted lines below equal blank lines, as git places them.
+
+    An insertion that starts with a blank line followed by an equal blank line can be read
+    either way; the file's blank lines the search lost then stay with their run.
+    """
+    out: list[Opcode] = []
+    k = 0
+    while k < len(ops):
+        tag, i1, _, j1, j2 = ops[k]
+        nxt = ops[k + 1] if k + 1 < len(ops) else None
+        if tag == "insert" and nxt is not None and nxt[0] == "equal":
+            moved = 0
+            while (j1 + moved < j2 and nxt[1] + moved < nxt[2] and not R[j1 + moved].strip()
+                   and not R[j2 + moved].strip()):
+                moved += 1
+            if moved:
+                out.append(("equal", i1, i1 + moved, j1, j1 + moved))
+                out.append(("insert", i1 + moved, i1 + moved, j1 + moved, j2 + moved))
+                rest = ("equal", nxt[1] + moved, nxt[2], nxt[3] + moved, nxt[4])
+                if rest[1] < rest[2]:
+                    out.append(rest)
+                k += 2
+                continue
+        out.append(ops[k])
+        k += 1
+    return out
 
 
 def _patch(doc: _Doc, cand: _Candidate, S: list[str], R: list[str], level: str) -> list[str]:
@@ -681,7 +799,7 @@ def closest_region(doc: _Doc, S: list[str]) -> str:
     body = "\n".join(f"{i + 1:>5} | {doc.lines[i]}" for i in range(scan.start, end))
     more = f"\n  ... ({scan.end - end} more lines)" if end < scan.end else ""
     second = ""
-    if scan.runner_start >= 0 and scan.best - scan.runner_up < FUZZY_MARGIN:
+    if scan.best >= FUZZY_MIN and scan.runner_start >= 0 and scan.best - scan.runner_up < FUZZY_MARGIN:
         second = (f"\n(The region at line {scan.runner_start + 1} is {scan.runner_up:.0f}% similar "
                   "too, so neither was edited.)")
     return (f"The closest region is lines {scan.start + 1}-{scan.end} "

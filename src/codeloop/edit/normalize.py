@@ -59,9 +59,41 @@ def unicode_fix(pairs: list[tuple[str, str]]) -> LineFix:
 
 
 def trailing_fix(pairs: list[tuple[str, str]]) -> LineFix:
-    """Strip trailing whitespace from new lines if the search added some the file lacks."""
-    if any(s != s.rstrip() and f == f.rstrip() for s, f in pairs):
-        return lambda line: line.rstrip()
+    """Remove from new lines the trailing whitespace the search added to the file's lines.
+
+    When the search added one and the same suffix everywhere, only that suffix is removed,
+    so whitespace the file (or the intended new line) really has survives.
+    """
+    added = {s[len(f):] if s.startswith(f) else s[len(s.rstrip()):]
+             for s, f in pairs if s != f and s.rstrip() == f.rstrip() and len(s) > len(f)}
+    if not added:
+        return identity
+    if len(added) == 1:
+        suffix = added.pop()
+        return lambda line: line[: -len(suffix)] if line.endswith(suffix) else line
+    return lambda line: line.rstrip()
+
+
+def style_fix(text: str, new_lines: list[str]) -> LineFix:
+    """Convert tab/space indentation in new lines to the one style the file uses throughout.
+
+    Only when the file never indents the other way: a tab in a spaces-only Python file is
+    an error, never an intent.
+    """
+    leads = {lead(x) for x in new_lines}
+
+    # Ordered so the common case (spaces everywhere) is settled by an early hit in the text.
+    def spaces() -> bool:
+        return text.startswith(" ") or "\n " in text
+
+    def tabs() -> bool:
+        return text.startswith("\t") or "\n\t" in text
+
+    if any("\t" in w for w in leads):
+        if spaces() and not tabs():
+            return lambda line: lead(line).replace("\t", "    ") + line[len(lead(line)):]
+    elif any("    " in w for w in leads) and not spaces() and tabs():
+        return lambda line: lead(line).replace("    ", "\t") + line[len(lead(line)):]
     return identity
 
 
@@ -85,6 +117,8 @@ def fit_indent(pairs: list[tuple[str, str]]) -> LineFix | None:
     return _fit_table(leads)
 
 
+# Whitespace-only lines are left as written by the re-indenters: models indent them
+# inconsistently, and their content is invisible anyway.
 def _add_prefix(prefix: str) -> LineFix:
     return lambda line: prefix + line if line.strip() else line
 

@@ -8,6 +8,8 @@ from codeloop.index.symbols import Definition
 
 MAX_CHUNK_LINES = 80
 WINDOW_LINES = 60
+SMALL_LINES = 4
+MERGED_LINES = 30
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,32 @@ def _cover(start: int, end: int, nodes: list[_Node], symbol: str, out: list[Chun
         _windows(pos, end, symbol, out)
 
 
+def _tiny(c: Chunk) -> bool:
+    return c.end_line == c.start_line or (c.symbol == "" and c.end_line - c.start_line < SMALL_LINES)
+
+
+def _merge_small(chunks: list[Chunk]) -> list[Chunk]:
+    """Runs of tiny neighbouring chunks (constants, one-line definitions, stray statements)
+    become one chunk: BM25 would otherwise rank a lone `X = 1` above the code that uses it."""
+    out: list[Chunk] = []
+    for i, c in enumerate(chunks):
+        prev = out[-1] if out else None
+        following = chunks[i + 1].symbol if i + 1 < len(chunks) else ""
+        is_header = bool(c.symbol) and following.startswith(c.symbol + ".")
+        parent = c.symbol.rpartition(".")[0]
+        if (prev is not None and not is_header and _tiny(c)
+                and (prev.symbol == parent or _tiny(prev))
+                and prev.symbol.rpartition(".")[0] in (parent, prev.symbol)
+                and c.end_line - prev.start_line < MERGED_LINES):
+            out[-1] = Chunk(prev.start_line, c.end_line, parent)
+        else:
+            out.append(c)
+    return out
+
+
 def chunk_lines(lines: list[str], definitions: list[Definition]) -> list[Chunk]:
     """Chunks covering every non-blank line once: definitions whole when small, else split."""
     raw: list[Chunk] = []
     _cover(1, len(lines), _tree(definitions), "", raw)
-    return [c for c in raw if any(lines[i].strip() for i in range(c.start_line - 1, c.end_line))]
+    kept = [c for c in raw if any(lines[i].strip() for i in range(c.start_line - 1, c.end_line))]
+    return _merge_small(kept)

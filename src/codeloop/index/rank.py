@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from codeloop.index.graph import pagerank
 from codeloop.index.languages import detect_language
-from codeloop.index.service import RepoIndex
+from codeloop.index.service import ChunkHit, RepoIndex
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PATHLIKE = re.compile(r"[A-Za-z0-9_.\-/]+\.[A-Za-z]{1,5}\b|[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*){1,}")
 _RRF_K = 10.0
-_LEXICAL_DEPTH = 200
+LEXICAL_DEPTH = 200
 _SPECIFIC_FILES = 4  # an identifier defined in more files than this says little
 
 WEIGHTS = {"files": 1.0, "chunks": 1.0, "mentions": 1.5, "pagerank": 0.5}
@@ -96,14 +96,17 @@ def focus_of(index: RepoIndex, text: str) -> Focus:
     return focus
 
 
-def rank_files(index: RepoIndex, text: str, limit: int = 50,
-               focus: Focus | None = None) -> list[tuple[str, float]]:
-    """The files most relevant to `text`, best first, with fused scores."""
+def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None = None,
+               chunk_hits: list[ChunkHit] | None = None) -> list[tuple[str, float]]:
+    """The files most relevant to `text`, best first, with fused scores. `chunk_hits` are
+    the caller's `index.search(text, LEXICAL_DEPTH, verify=False)` if it has them."""
     focus = focus if focus is not None else focus_of(index, text)
     lists: dict[str, list[str]] = {}
-    lists["files"] = [p for p, _ in index.rank_files_lexical(text, _LEXICAL_DEPTH)]
+    lists["files"] = [p for p, _ in index.rank_files_lexical(text, LEXICAL_DEPTH)]
     best_chunk: dict[str, float] = {}
-    for hit in index.search(text, _LEXICAL_DEPTH, verify=False):
+    if chunk_hits is None:
+        chunk_hits = index.search(text, LEXICAL_DEPTH, verify=False)
+    for hit in chunk_hits:
         best_chunk[hit.path] = max(best_chunk.get(hit.path, 0.0), hit.score)
     lists["chunks"] = sorted(best_chunk, key=lambda p: -best_chunk[p])
     lists["mentions"] = sorted(focus.files, key=lambda p: -focus.files[p])
@@ -112,7 +115,7 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50,
     for i, p in enumerate(lists["files"][:20]):
         personal[p] = personal.get(p, 0.0) + 1.0 / (i + 5)
     ranks = pagerank(graph, personal, focus.identifiers)
-    order = ranks.argsort()[::-1][:_LEXICAL_DEPTH]
+    order = ranks.argsort()[::-1][:LEXICAL_DEPTH]
     lists["pagerank"] = [graph.paths[i] for i in order if ranks[i] > 0]
     fused: dict[str, float] = defaultdict(float)
     for name, ranked in lists.items():

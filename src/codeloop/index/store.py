@@ -86,15 +86,6 @@ def connect(path: Path) -> sqlite3.Connection:
     return db
 
 
-def get_meta(db: sqlite3.Connection, key: str) -> str | None:
-    row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
-    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
-
 def delete_file_rows(db: sqlite3.Connection, path: str) -> list[int]:
     """Remove everything indexed for `path`; returns the ids of the chunks removed."""
     ids = [int(r[0]) for r in db.execute("SELECT id FROM chunks WHERE path=?", (path,))]

@@ -9,6 +9,7 @@ from codeloop.config import Settings
 from codeloop.errors import ConfigError
 from codeloop.llm.pricing import find_price
 from codeloop.llm.scripted import ScriptedModel
+from codeloop.llm.textmode import AutoProtocolModel, TextModeModel
 from codeloop.llm.types import Model
 
 NO_MODEL_HINT = (
@@ -37,8 +38,11 @@ def make_model(spec: str | None, settings: Settings) -> Model:
                 "no API key for OpenAI",
                 "set OPENAI_API_KEY, or api_key in the config; for a local server give --base-url",
             )
-        return OpenAIModel(name, api_key=key, base_url=base_url, price=price,
-                           max_retries=settings.max_retries, timeout_s=settings.request_timeout_s)
+        # OpenAI's own API always supports tools; only another server is worth deciding for.
+        return with_tool_protocol(
+            OpenAIModel(name, api_key=key, base_url=base_url, price=price,
+                        max_retries=settings.max_retries, timeout_s=settings.request_timeout_s),
+            settings, probe=base_url is not None)
     if provider == "anthropic":
         from codeloop.llm.anthropic_provider import AnthropicModel
 
@@ -46,9 +50,25 @@ def make_model(spec: str | None, settings: Settings) -> Model:
         if not key and not settings.base_url:
             raise ConfigError("no API key for Anthropic",
                               "set ANTHROPIC_API_KEY, or api_key in the config")
-        return AnthropicModel(name, api_key=key, base_url=settings.base_url, price=price,
-                              max_retries=settings.max_retries,
-                              timeout_s=settings.request_timeout_s)
+        # Anthropic's API always supports tools: `auto` means native, with no probe.
+        return with_tool_protocol(
+            AnthropicModel(name, api_key=key, base_url=settings.base_url, price=price,
+                           max_retries=settings.max_retries,
+                           timeout_s=settings.request_timeout_s),
+            settings, probe=False)
     if provider == "scripted":
         return ScriptedModel.from_file(Path(name))
+    if provider == "local":
+        from codeloop.llm.local_provider import LocalModel
+
+        return with_tool_protocol(LocalModel(Path(name).expanduser(), settings.local), settings)
     raise ConfigError(f"unknown model provider {provider!r} in {spec!r}", NO_MODEL_HINT)
+
+
+def with_tool_protocol(model: Model, settings: Settings, probe: bool = True) -> Model:
+    """Apply `settings.tool_protocol`: native calls, text-mode actions, or decide (auto)."""
+    if settings.tool_protocol == "native" or (settings.tool_protocol == "auto" and not probe):
+        return model
+    if settings.tool_protocol == "text":
+        return TextModeModel(model, reason="tool_protocol = text in the settings")
+    return AutoProtocolModel(model)

@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import openai
 
 from codeloop.config import Price
-from codeloop.events import ToolCallData, UsageData
+from codeloop.events import UsageData
 from codeloop.llm import toolcalls
 from codeloop.llm.pricing import cost_of
 from codeloop.llm.retry import with_retries
+from codeloop.llm.toolcalls import RawCall
 from codeloop.llm.types import (
     AuthenticationFailed,
     Completion,
@@ -98,6 +100,35 @@ def map_openai_error(exc: Exception) -> ModelError:
     return ModelError(f"model call failed: {exc}")
 
 
+def _usage_of(raw: Any) -> UsageData:
+    details = getattr(raw, "prompt_tokens_details", None)
+    return UsageData(
+        input_tokens=raw.prompt_tokens or 0,
+        output_tokens=raw.completion_tokens or 0,
+        cache_read_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
+    )
+
+
+def _rejects_stream_options(exc: Exception) -> bool:
+    return (isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError)
+            and ("stream_options" in str(exc) or "include_usage" in str(exc)))
+
+
+@dataclass
+class _Answer:
+    """What one call produced, before it becomes a Completion."""
+
+    text: str = ""
+    calls: list[RawCall] = field(default_factory=list)
+    usage: UsageData | None = None
+    stop: str = ""
+    ttft_ms: float | None = None
+
+
+class BrokenToolStream(ProviderUnavailable):
+    """A stream with tools ended empty or without finishing; retried without streaming."""
+
+
 class OpenAIModel:
     """A model behind the Chat Completions API: OpenAI, vLLM, Ollama, llama.cpp, LM Studio..."""
 
@@ -110,31 +141,54 @@ class OpenAIModel:
         max_retries: int = 5,
         timeout_s: float = 600.0,
         retry_base_delay: float = 1.0,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.name = f"openai:{model}"
         self.model = model
         self.price = price
         self.max_retries = max_retries
         self.retry_base_delay = retry_base_delay
+        # Server-specific request fields (e.g. `tool_choice`, llama.cpp sampling options).
+        self.extra_body = dict(extra_body or {})
+        # Learned from this server, once, for the life of this instance.
+        self.stream_with_tools_broken = False
+        self.stream_options_rejected = False
         # The SDK's own retries are off: ours record each attempt and honour retry-after.
         self.client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url,
                                     max_retries=0, timeout=timeout_s)
 
     def complete(self, request: ModelRequest, on_delta: DeltaCallback | None = None) -> Completion:
+        notes: list[str] = []
+
         def attempt() -> Completion:
+            started = time.perf_counter()
             try:
-                if request.stream:
-                    return self._stream(request, on_delta)
-                return self._once(request)
+                answer = self._answer(request, on_delta, notes)
             except ModelError:
                 raise
             except Exception as exc:
                 raise map_openai_error(exc) from exc
+            return self._build(request, answer, started, notes)
 
         completion, retries = with_retries(attempt, self.max_retries,
                                            base_delay=self.retry_base_delay)
         completion.retries = retries
         return completion
+
+    def _answer(self, request: ModelRequest, on_delta: DeltaCallback | None,
+                notes: list[str]) -> _Answer:
+        if not request.stream or (request.tools and self.stream_with_tools_broken):
+            answer = self._once(request)
+            if request.stream and on_delta is not None and answer.text:
+                on_delta(StreamDelta(text=answer.text))
+            return answer
+        try:
+            return self._stream(request, on_delta, notes)
+        except BrokenToolStream as exc:
+            self.stream_with_tools_broken = True
+            notes.append(f"{exc.message}; this model is called without streaming when tools "
+                         "are present from now on")
+            return self._once(request)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -151,96 +205,111 @@ class OpenAIModel:
                               "parameters": t.parameters}}
                 for t in request.tools
             ]
+        if self.extra_body:
+            params["extra_body"] = self.extra_body
         return params
 
-    def _finish(self, text: str, calls: list[ToolCallData], usage: UsageData, stop: str,
-                started: float, ttft: float | None) -> Completion:
+    def _build(self, request: ModelRequest, answer: _Answer, started: float,
+               notes: list[str]) -> Completion:
+        calls = answer.calls
+        if not calls and request.tools:
+            calls = toolcalls.calls_in_text(answer.text, [t.name for t in request.tools])
+            if calls:
+                notes.append(f"{toolcalls.TEXT_CALLS_NOTE} {len(calls)} tool call(s) as text in its answer; "
+                             "parsed them as tool calls")
+        usage = answer.usage or toolcalls.estimate_usage(request, answer.text, calls)
         return Completion(
-            text=text, tool_calls=calls, usage=usage, cost_usd=cost_of(usage, self.price),
-            latency_ms=(time.perf_counter() - started) * 1000, ttft_ms=ttft, model=self.model,
-            stop_reason=stop,
+            text=answer.text, tool_calls=toolcalls.normalise(calls), usage=usage,
+            cost_usd=cost_of(usage, self.price),
+            latency_ms=(time.perf_counter() - started) * 1000, ttft_ms=answer.ttft_ms,
+            model=self.model, stop_reason=answer.stop, notes=list(notes),
         )
 
-    def _once(self, request: ModelRequest) -> Completion:
-        started = time.perf_counter()
-        resp = self.client.chat.completions.create(**self._params(request))
+    def _once(self, request: ModelRequest) -> _Answer:
+        resp = self._create(self._params(request))
         if not resp.choices:
             raise MalformedResponse("the provider returned no choices")
         msg = resp.choices[0].message
-        raw_calls = [(c.id, c.function.name, c.function.arguments)
-                     for c in (msg.tool_calls or []) if c.type == "function"]
+        raw_calls: list[RawCall] = [(c.id, c.function.name, c.function.arguments)
+                                    for c in (msg.tool_calls or []) if c.type == "function"]
         legacy = getattr(msg, "function_call", None)
         if legacy is not None and not raw_calls:
             raw_calls = [(None, legacy.name, legacy.arguments)]
-        usage = UsageData()
-        if resp.usage is not None:
-            details = getattr(resp.usage, "prompt_tokens_details", None)
-            usage = UsageData(
-                input_tokens=resp.usage.prompt_tokens or 0,
-                output_tokens=resp.usage.completion_tokens or 0,
-                cache_read_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
-            )
-        else:
-            usage = toolcalls.estimate_usage(request, msg.content or "", raw_calls)
-        return self._finish(msg.content or "", toolcalls.normalise(raw_calls), usage,
-                            resp.choices[0].finish_reason or "", started, None)
+        return _Answer(text=msg.content or "", calls=raw_calls,
+                       usage=_usage_of(resp.usage) if resp.usage is not None else None,
+                       stop=resp.choices[0].finish_reason or "")
 
-    def _stream(self, request: ModelRequest, on_delta: DeltaCallback | None) -> Completion:
+    def _open_stream(self, request: ModelRequest, notes: list[str]) -> Any:
+        params = {**self._params(request), "stream": True}
+        if self.stream_options_rejected:
+            return self._create(params)
+        try:
+            return self._create({**params, "stream_options": {"include_usage": True}})
+        except openai.APIStatusError as exc:
+            if not _rejects_stream_options(exc):
+                raise
+            self.stream_options_rejected = True
+            notes.append("the server rejected stream_options; streaming without it (usage is "
+                         "counted locally when the server sends none)")
+            return self._create(params)
+
+    def _create(self, params: dict[str, Any]) -> Any:
+        """One Chat Completions call: a response, or an iterator of chunks when streaming."""
+        return self.client.chat.completions.create(**params)
+
+    def _stream(self, request: ModelRequest, on_delta: DeltaCallback | None,
+                notes: list[str]) -> _Answer:
         started = time.perf_counter()
-        ttft: float | None = None
+        answer = _Answer()
         text_parts: list[str] = []
         calls: dict[int, list[Any]] = {}
-        usage: UsageData | None = None
-        stop = ""
-        stream = self.client.chat.completions.create(
-            **self._params(request), stream=True, stream_options={"include_usage": True}
-        )
-        for chunk in stream:
+        for chunk in self._open_stream(request, notes):
             if chunk.usage is not None:
-                details = getattr(chunk.usage, "prompt_tokens_details", None)
-                usage = UsageData(
-                    input_tokens=chunk.usage.prompt_tokens or 0,
-                    output_tokens=chunk.usage.completion_tokens or 0,
-                    cache_read_tokens=(getattr(details, "cached_tokens", 0) or 0)
-                    if details else 0,
-                )
+                answer.usage = _usage_of(chunk.usage)
             if not chunk.choices:
                 continue
             choice = chunk.choices[0]
             delta = choice.delta
             if choice.finish_reason:
-                stop = choice.finish_reason
+                answer.stop = choice.finish_reason
             if delta is None:
                 continue
             if delta.content:
-                if ttft is None:
-                    ttft = (time.perf_counter() - started) * 1000
+                if answer.ttft_ms is None:
+                    answer.ttft_ms = (time.perf_counter() - started) * 1000
                 text_parts.append(delta.content)
                 if on_delta:
                     on_delta(StreamDelta(text=delta.content))
             for tc in delta.tool_calls or []:
-                if ttft is None:
-                    ttft = (time.perf_counter() - started) * 1000
+                if answer.ttft_ms is None:
+                    answer.ttft_ms = (time.perf_counter() - started) * 1000
                 slot = calls.setdefault(tc.index, [None, "", ""])
                 if tc.id:
                     slot[0] = tc.id
                 if tc.function is not None:
-                    if tc.function.name:
+                    if tc.function.name and tc.function.name != slot[1]:
+                        # Some servers repeat the full name in every chunk; others send
+                        # it in pieces. A repeat of the whole name is not a new piece.
                         slot[1] += tc.function.name
                         if on_delta:
                             on_delta(StreamDelta(tool_name=tc.function.name))
                     if tc.function.arguments:
                         slot[2] += tc.function.arguments
             legacy = getattr(delta, "function_call", None)
-            if legacy is not None:
+            # llama.cpp's server mirrors each tool-call chunk into the legacy field as
+            # well: read it only from servers that send nothing else.
+            if legacy is not None and not delta.tool_calls:
                 slot = calls.setdefault(0, [None, "", ""])
                 slot[1] += legacy.name or ""
                 slot[2] += legacy.arguments or ""
-        if stop == "":
+        answer.text = "".join(text_parts)
+        answer.calls = [(c[0], c[1], c[2]) for _, c in sorted(calls.items())]
+        if request.tools and not answer.text and not answer.calls:
+            # Some servers (llama-cpp-python with function-calling chat formats) answer a
+            # streamed request with tools by an empty stream, every time: retrying the same
+            # way cannot help, so the same call is sent without streaming.
+            raise BrokenToolStream("the server sent an empty stream for a request with tools")
+        if answer.stop == "":
             # No finish_reason means the stream was cut (or never started): retry the call.
             raise ProviderUnavailable("the stream ended before the model finished its answer")
-        raw_calls = [(c[0], c[1], c[2]) for _, c in sorted(calls.items())]
-        text = "".join(text_parts)
-        if usage is None:
-            usage = toolcalls.estimate_usage(request, text, raw_calls)
-        return self._finish(text, toolcalls.normalise(raw_calls), usage, stop, started, ttft)
+        return answer

@@ -51,12 +51,16 @@ def _error(kind: str) -> ModelError:
     return cls(f"scripted {kind}")
 
 
-def _script_position(messages: list[Message]) -> int:
-    """Which turn comes next: assistant turns so far, not counting retries of interrupted calls."""
-    return sum(
-        1 for m in messages
-        if m.role == "assistant" and not any(c.id.startswith(_RETRY_PREFIX) for c in m.tool_calls)
+def _script_position(request: ModelRequest) -> int:
+    """Which turn comes next: completed calls so far, not counting retries of interrupted calls.
+
+    The step number, not the visible messages, is the count: compaction hides old turns.
+    """
+    retries = sum(
+        1 for m in request.messages
+        if m.role == "assistant" and any(c.id.startswith(_RETRY_PREFIX) for c in m.tool_calls)
     )
+    return request.step - retries
 
 
 def _interrupted_calls(messages: list[Message]) -> list[ToolCallData]:
@@ -89,7 +93,10 @@ class ScriptedModel:
             raise ConfigError(f"cannot read the script {path}: {exc}",
                               "a script is a JSON list of turns") from exc
         turns = data["turns"] if isinstance(data, dict) else data
-        return cls([Turn.from_dict(t) for t in turns], name=f"scripted:{path.resolve()}")
+        # {"turns": [...], "delay_s": 0.2} stands in for a model's think time (benchmarks).
+        delay = float(data.get("delay_s", 0.0)) if isinstance(data, dict) else 0.0
+        return cls([Turn.from_dict(t) for t in turns], name=f"scripted:{path.resolve()}",
+                   delay_s=delay)
 
     def complete(self, request: ModelRequest, on_delta: DeltaCallback | None = None) -> Completion:
         started = time.perf_counter()
@@ -98,7 +105,7 @@ class ScriptedModel:
             calls = [ToolCallData(id=f"{_RETRY_PREFIX}{c.id}", name=c.name, arguments=c.arguments,
                                   raw_arguments=c.raw_arguments) for c in retry]
             return self._completion("", calls, request, started)
-        position = _script_position(request.messages) + len(self._errors_raised)
+        position = _script_position(request) + len(self._errors_raised)
         if position >= len(self.turns):
             raise ScriptExhausted(
                 f"the script has {len(self.turns)} turns and all were used",

@@ -37,6 +37,8 @@ class ModelRequest:
     max_tokens: int = 4096
     temperature: float | None = None
     stream: bool = True
+    # Model calls already completed in this session (scripted models use it as their place).
+    step: int = 0
 
 
 @dataclass
@@ -50,6 +52,9 @@ class Completion:
     model: str = ""
     stop_reason: str = ""
     retries: int = 0
+    # What the provider had to work around for this call (a fallback taken, a protocol
+    # chosen), for the session log; empty when nothing unusual happened.
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

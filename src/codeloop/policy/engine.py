@@ -224,7 +224,8 @@ class PolicyEngine:
             flags.append("post_hook_flagged")
         if not flags:
             return PostToolResult(text, False, [])
-        notes = "\n".join(f"- {n}" for n in cleaned.notes[:5])
+        removed = [cleaned.summary()] if cleaned.suspicious else []
+        notes = "\n".join(f"- {n}" for n in removed + cleaned.notes[:5])
         return PostToolResult(wrap_untrusted(text, flags, notes), True, flags)
 
     # -- approvals -----------------------------------------------------------------------
@@ -252,7 +253,7 @@ class PolicyEngine:
 def approval_digest(name: str, args: dict[str, Any]) -> str:
     """sha256 over the canonical JSON of the exact call: an approval binds to these bytes."""
     canonical = json.dumps({"tool": name, "args": args}, sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=True, allow_nan=False, default=_canonical_default)
+                           ensure_ascii=True, default=_canonical_default)
     return hashlib.sha256((_APPROVAL_DOMAIN + canonical).encode()).hexdigest()
 
 
@@ -272,7 +273,7 @@ def remember_rule(name: str, args: dict[str, Any]) -> str:
     """The narrowest allow rule that covers this exact call ("approve and remember")."""
     target = describe_call(name, args, Path.cwd())
     if name in RUN_TOOLS and target.shell is not None:
-        text = " ".join(target.command_text.split())
+        text = target.command_text
         return "run(" + text.replace("\\", "\\\\").replace("*", "\\*") + ")"
     if name in EDIT_TOOLS or name in READ_TOOLS:
         family = "edit" if name in EDIT_TOOLS else "read"

@@ -132,9 +132,17 @@ def run_hook(spec: HookSpec, payload: dict[str, Any], cwd: Path) -> HookVerdict:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the hook's process group; a descendant that left the group may still hold the
+    pipes open, so stop waiting for them after a moment instead of hanging on it."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    try:
+        proc.communicate(timeout=2)
+    except subprocess.TimeoutExpired:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
 
 
 def _parse_answer(out: bytes, hook: str) -> HookVerdict:
@@ -152,6 +160,10 @@ def _parse_answer(out: bytes, hook: str) -> HookVerdict:
     if answer.get("continue") is False:
         return HookVerdict("deny", str(answer.get("stopReason") or "hook asked to stop"), hook)
     specific = answer.get("hookSpecificOutput")
+    if isinstance(specific, dict) and specific.get("updatedInput") is not None:
+        # the hook meant a changed call to run; running the original instead would be wrong
+        return HookVerdict("deny", "hook returned updatedInput, which codeloop does not apply; "
+                           "change the call by denying with a reason instead", hook)
     raw: Any = None
     reason: Any = ""
     if isinstance(specific, dict) and "permissionDecision" in specific:

@@ -35,14 +35,9 @@ _FAMILIES: dict[str, tuple[str, frozenset[str]]] = {
 _PATH_KEYS = ("path", "file_path", "file", "filename", "paths", "files", "directory", "dir")
 _PATCH_KEYS = ("patch", "diff", "input", "content", "text")
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.S)
-_PATCH_HEADER = re.compile(
-    r"^(?:\*\*\* (?:Update|Add|Delete) File: (?P<env>.+?)"
-    r"|\*\*\* Move to: (?P<move>.+?)"
-    r"|(?:\+\+\+|---) (?P<uni>[^\t\n]+?)(?:\t.*)?"
-    r"|diff --git (?P<ga>\S+) (?P<gb>\S+)"
-    r"|rename (?:from|to) (?P<ren>.+?))\s*$",
-    re.M,
-)
+_ENVELOPE_HEADERS = ("*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:")
+_SEARCH_HEAD = re.compile(r"^<{5,9} ?SEARCH\s*$")
+_REPLACE_TAIL = re.compile(r"^>{5,9} ?REPLACE\s*$")
 
 
 class PolicyConfigError(ConfigError):
@@ -66,6 +61,7 @@ class CallTarget:
     paths: list[PathRef] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     roots: tuple[str, ...] = ()  # the repository root, lexically and with symlinks resolved
+    arg_paths: list[PathRef] | None = None  # filled on first use by path rules on commands
 
     @property
     def command_text(self) -> str:
@@ -120,18 +116,24 @@ class _PathPattern:
 
 @dataclass(frozen=True)
 class _CommandPattern:
-    regex: re.Pattern[str]
-    literal: str | None  # the pattern itself when it has no wildcard
+    regex: re.Pattern[str] | None
+    # Without a wildcard: the rule's text exactly as written (newlines kept), which allows
+    # that whole command line and nothing else, however many commands it contains.
+    exact: str | None
 
     @classmethod
     def parse(cls, text: str) -> _CommandPattern:
+        raw = text.strip()
         text = " ".join(text.split())
         if text.endswith(":*"):  # Claude Code's prefix form: `npm test:*`
             base = _unescape(text[:-2].rstrip())
             return cls(re.compile(re.escape(base) + r"(?: .*)?", re.S), None)
         pieces = [_unescape(p) for p in re.split(r"(?<!\\)\*", text)]
         if len(pieces) == 1:
-            return cls(re.compile(re.escape(pieces[0]), re.S), pieces[0])
+            exact = _unescape(raw)
+            if len(analyse(exact).commands) != 1:  # a whole line: it matches only as written
+                return cls(None, exact)
+            return cls(re.compile(re.escape(pieces[0]), re.S), exact)
         if pieces[-1] == "" and pieces[-2].endswith(" "):  # `pytest *` also matches `pytest`
             head = ".*".join(map(re.escape, [*pieces[:-2], pieces[-2][:-1]]))
             return cls(re.compile(head + "(?: .*)?", re.S), None)
@@ -141,7 +143,7 @@ class _CommandPattern:
         texts = [cmd.text, " ".join(cmd.full)]
         if not for_allow:  # deny/ask also see through paths: /usr/bin/curl is curl
             texts += [" ".join((cmd.name, *cmd.argv[1:])), " ".join((cmd.full[0].rsplit("/", 1)[-1], *cmd.full[1:]))]
-        return any(self.regex.fullmatch(t) for t in texts)
+        return self.regex is not None and any(self.regex.fullmatch(t) for t in texts)
 
 
 @dataclass(frozen=True)
@@ -225,8 +227,8 @@ class RuleSet:
             if rule.bare:
                 return [rule]
         if target.shell is not None:
-            whole = [r for r in rules if r.command and r.command.literal is not None
-                     and " ".join(target.command_text.split()) == r.command.literal]
+            whole = [r for r in rules if r.command and r.command.exact is not None
+                     and target.command_text == r.command.exact]
             if whole:  # an exact, remembered compound command line
                 return whole[:1]
             parts: list[Rule] = []
@@ -247,30 +249,71 @@ class RuleSet:
 
 def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
     for rule in rules:
+        if rule.path and target.shell and rule.family in ("read", "edit"):
+            # a file denied to the file tools is denied to commands that name it too
+            if any(rule.match_path(ref, target.roots, False) for ref in _argument_paths(target)):
+                return rule
+            continue
         if not rule.covers(target.name):
             continue
         if rule.bare:
             return rule
         if rule.command and target.shell:
-            if any(rule.match_command(c, False) for c in target.shell.commands):
+            if target.command_text == rule.command.exact or any(
+                    rule.match_command(c, False) for c in target.shell.commands):
                 return rule
         elif rule.path and any(rule.match_path(ref, target.roots, False) for ref in target.paths):
             return rule
     return None
 
 
+def _argument_paths(target: CallTarget) -> list[PathRef]:
+    """Command arguments and redirect targets read as paths (`--file=x` as `x`), once per call."""
+    if target.arg_paths is None:
+        target.arg_paths = []
+        if target.shell is not None and target.roots:
+            shell = target.shell
+            words = [a for c in shell.commands for a in c.argv[1:]] + shell.redirect_targets
+            raw = {w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in words}
+            root = Path(target.roots[0])
+            target.arg_paths = [path_ref(w, root) for w in sorted(raw)
+                                if w and not w.startswith("-") and "\x00" not in w]
+    return target.arg_paths
+
+
 def patch_paths(patch: str) -> list[str]:
-    """File paths named in a unified diff or an `*** Update File:` patch envelope."""
+    """Every file path a patch names, read at least as leniently as `edit/` reads it (unified
+    diff headers, `*** Update File:` envelopes, the path line before a SEARCH block), so a
+    rule can never see fewer files than the edit will touch."""
     out: list[str] = []
-    for m in _PATCH_HEADER.finditer(patch):
-        for key, value in m.groupdict().items():
-            if not value:
-                continue
-            value = value.strip()
-            if key in ("uni", "ga", "gb") and value[:2] in ("a/", "b/"):
-                value = value[2:]
-            if value != "/dev/null" and value not in out:
-                out.append(value)
+
+    def add(raw: str) -> None:
+        name = raw.split("\t")[0].strip().strip('"')
+        if name[:2] in ("a/", "b/"):
+            name = name[2:]
+        if name and name != "/dev/null" and name not in out:
+            out.append(name)
+
+    lines = patch.split("\n")
+    for n, line in enumerate(lines):
+        if line.startswith(_ENVELOPE_HEADERS):
+            add(line.split(":", 1)[1])
+        elif line.startswith(("--- ", "+++ ")):
+            add(line[4:])
+        elif line.startswith("diff --git "):
+            for part in line[len("diff --git "):].split()[:2]:
+                add(part)
+        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
+            add(line.split(" ", 2)[2])
+        elif _SEARCH_HEAD.match(line):
+            j = n - 1
+            while j >= 0 and (not lines[j].strip() or lines[j].strip().startswith("```")):
+                j -= 1
+            if j >= 0 and not _REPLACE_TAIL.match(lines[j]):
+                text = lines[j].strip().strip("*`#:").strip()
+                text = re.sub(r"^(file|path)\s*:\s*", "", text, flags=re.I).strip("`'\" ")
+                if text and " " not in text:
+                    add(text)
     return out
 
 

@@ -13,7 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from codeloop.policy.exec_vectors import exec_env_problem, hidden_exec_problem
+
 _META = " \t\n;&|()<>"
+_MAX_DEPTH = 20
+_MAX_LENGTH = 200_000
+_INNER_SUBST = re.compile(r"\$\([^()]*\)|`[^`]*`")
+_ADJACENT_OPERANDS = re.compile(r"[\w\])}'\"]\s+[\w$'\"]")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _RESERVED_SKIP = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
 _LOOP_HEADS = {"for", "select"}
@@ -70,6 +76,18 @@ class _Word:
     expanded: bool = False  # contains an unquoted-or-double-quoted $ expansion or substitution
     globbed: bool = False  # contains an unquoted * ? [
     quoted: bool = False
+    quote_at: int = -1  # length of the value when the first quote or escape appeared
+
+    def mark_quoted(self) -> None:
+        if not self.quoted:
+            self.quoted = True
+            self.quote_at = len(self.value)
+
+    @property
+    def assignment(self) -> bool:
+        """`NAME=value` with the name unquoted (the value may be quoted)."""
+        m = _ASSIGNMENT.match(self.value)
+        return m is not None and (self.quote_at < 0 or m.end() <= self.quote_at)
 
 
 @dataclass
@@ -93,7 +111,7 @@ class _Parser:
 
     def parse(self, stop_at_paren: bool = False) -> int:
         """Parse commands until the end (or an unmatched `)`); return the stop position."""
-        if self.depth > 20:
+        if self.depth > _MAX_DEPTH:
             self.out.problems.append("substitutions nested too deeply")
             return len(self.s)
         words: list[_Word] = []
@@ -123,8 +141,12 @@ class _Parser:
                 else:
                     parens -= 1
             elif c == "(":
-                if not words and s.startswith("((", self.i):
-                    self._arithmetic_command()
+                for_loop = len(words) == 1 and not words[0].quoted and words[0].value == "for"
+                at_start = all(not w.quoted and w.value in _RESERVED_SKIP for w in words)
+                if (at_start or for_loop) and s.startswith("((", self.i):
+                    self._arithmetic_command(for_loop)
+                    if for_loop:
+                        words = []
                     continue
                 self._end(words)
                 words = []
@@ -216,11 +238,20 @@ class _Parser:
                     inner = _Parser(text, self.out, self.depth + 1)
                     inner._double_quoted_body(_Word(), until_quote=False)
 
-    def _arithmetic_command(self) -> None:
+    def _arithmetic_command(self, for_loop: bool = False) -> None:
         self.i += 2
         end = self._arithmetic_end(self.i)
-        self._scan_expansions_in(self.s[self.i:end])
+        self._arithmetic_body(self.s[self.i:end], for_loop)
         self.i = end + 2
+
+    def _arithmetic_body(self, body: str, for_loop: bool = False) -> None:
+        """Bash reads `((a) ; (b))` as two subshells when it is not valid arithmetic, so a
+        body that does not look like arithmetic is parsed as commands, and asked."""
+        if _looks_arithmetic(body, for_loop):
+            self._scan_expansions_in(body)
+        elif not self._too_deep():
+            self.out.problems.append("`((` … `))` that is not arithmetic runs as subshells")
+            _Parser(f"({body})", self.out, self.depth + 1).parse()
 
     def _arithmetic_end(self, start: int) -> int:
         """Index of the `))` closing an arithmetic body that starts at `start`."""
@@ -253,9 +284,16 @@ class _Parser:
         self.out.problems.append(f"unterminated `{opener}`")
         return len(self.s)
 
+    def _too_deep(self) -> bool:
+        if self.depth < _MAX_DEPTH:
+            return False
+        self.out.problems.append("substitutions nested too deeply")
+        self.i = len(self.s)
+        return True
+
     def _scan_expansions_in(self, text: str) -> None:
         """Find command substitutions inside text that bash expands (arithmetic, `${…}`)."""
-        if "$(" in text or "`" in text:
+        if ("$(" in text or "`" in text) and not self._too_deep():
             inner = _Parser(text, self.out, self.depth + 1)
             inner._double_quoted_body(_Word(), until_quote=False)
 
@@ -284,26 +322,26 @@ class _Parser:
                 elif s[self.i + 1] == "\n":
                     self.i += 2
                 else:
+                    w.mark_quoted()
                     w.value += s[self.i + 1]
-                    w.quoted = True
                     self.i += 2
             elif c == "'":
                 end = s.find("'", self.i + 1)
                 if end < 0:
                     self.out.problems.append("unbalanced single quote")
                     end = len(s)
+                w.mark_quoted()
                 w.value += s[self.i + 1:end]
-                w.quoted = True
                 self.i = end + 1
             elif c == '"':
                 self.i += 1
-                w.quoted = True
+                w.mark_quoted()
                 self._double_quoted_body(w, until_quote=True)
             elif c == "$" and s.startswith("$'", self.i):
                 self._ansi_c(w)
             elif c == "$" and s.startswith('$"', self.i):
                 self.i += 2
-                w.quoted = True
+                w.mark_quoted()
                 self._double_quoted_body(w, until_quote=True)
             elif c in "$`":
                 self._expansion(w)
@@ -336,8 +374,8 @@ class _Parser:
             j += 2 if s[j] == "\\" else 1
         if j >= len(s):
             self.out.problems.append("unbalanced `$'` quote")
+        w.mark_quoted()
         w.value += _decode_ansi_c(s[self.i + 2:j])
-        w.quoted = True
         self.i = j + 1
 
     def _double_quoted_body(self, w: _Word, until_quote: bool) -> None:
@@ -365,12 +403,14 @@ class _Parser:
     def _expansion(self, w: _Word) -> None:
         s = self.s
         w.expanded = True
+        if self._too_deep():
+            return
         if s[self.i] == "`":
             self._backticks()
             w.value += "$(...)"
         elif s.startswith("$((", self.i):
             end = self._arithmetic_end(self.i + 3)
-            self._scan_expansions_in(s[self.i + 3:end])
+            self._arithmetic_body(s[self.i + 3:end])
             self.i = end + 2
             w.value += "$((...))"
         elif s.startswith("$(", self.i):
@@ -422,6 +462,24 @@ class _Parser:
                 break
         if words:
             _finish(self.out, words, [], self.depth)
+
+
+def _looks_arithmetic(body: str, for_loop: bool) -> bool:
+    """No `;` (except in `for ((…;…;…))`), balanced parentheses, and no two operands side by
+    side (`echo hi`)."""
+    while True:  # substitutions inside are followed separately; drop them for this test
+        reduced = _INNER_SUBST.sub("0", body)
+        if reduced == body:
+            break
+        body = reduced
+    if ";" in body and not for_loop:
+        return False
+    depth = 0
+    for c in body:  # `((a) | (b))`: the first `)` closes a subshell, not a parenthesis
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
+    return not _ADJACENT_OPERANDS.search(body)
 
 
 def _decode_ansi_c(body: str) -> str:
@@ -491,6 +549,10 @@ _WRAPPERS: dict[str, _Wrapper] = {
                 "--max-procs --max-chars --process-slot-var",
                 "-0 -o -p -r -t -x --null --open-tty --interactive --no-run-if-empty --verbose --exit"),
     "busybox": _w(),
+    "flock": _w("-w -E --timeout --conflict-exit-code", "-s -x -n -u -o -F --shared --exclusive "
+                "--nonblock --unlock --close --no-fork", 1),
+    "chroot": _w("--userspec --groups", "--skip-chdir", 1),
+    "taskset": _w("", "-a -c -p --all-tasks --cpu-list --pid", 1),
     "unbuffer": _w(),
     "chronic": _w(),
     "torsocks": _w(),
@@ -616,8 +678,13 @@ def _shell_script_arg(argv: list[str]) -> tuple[int, bool, str]:
 def _finish(out: ShellAnalysis, words: list[_Word], outer: list[str], depth: int) -> None:
     """Record one simple command (peeling assignments and wrappers), recursing into
     `bash -c` strings and `find -exec` commands."""
-    while words and not words[0].quoted and _ASSIGNMENT.match(words[0].value):
+    assignments: list[str] = []
+    while words and words[0].assignment:
+        assignments.append(words[0].value)
         words = words[1:]
+    problem = exec_env_problem(assignments) if assignments else None
+    if problem:
+        out.problems.append(problem)
     if not words:
         if outer:
             out.commands.append(SimpleCommand(tuple(outer), tuple(outer)))
@@ -644,6 +711,9 @@ def _finish(out: ShellAnalysis, words: list[_Word], outer: list[str], depth: int
             out.commands.append(SimpleCommand(tuple(argv), full))
             return
         rest = words[len(words) - len(inner):]
+        problem = exec_env_problem(argv[1: len(argv) - len(inner)]) if name == "env" else None
+        if problem:
+            out.problems.append(problem)
         if name == "watch":
             _follow_string(out, " ".join(w.value for w in rest), rest, depth, f"`{name}`")
             return
@@ -668,6 +738,13 @@ def _finish(out: ShellAnalysis, words: list[_Word], outer: list[str], depth: int
     elif name in ("source", ".") and (
             len(argv) < 2 or argv[1] in ("/dev/stdin", "-", "/proc/self/fd/0") or words[1].expanded):
         out.problems.append("`source` of standard input or of an expansion")
+    elif name in ("su", "runuser") and "-c" in argv:
+        at = argv.index("-c") + 1
+        if at < len(argv):
+            _follow_string(out, argv[at], [words[at]], depth, f"`{name} -c`")
+    hidden = hidden_exec_problem(name, argv, inline)
+    if hidden:
+        out.problems.append(hidden)
     out.commands.append(SimpleCommand(tuple(argv), full, inline))
 
 
@@ -712,5 +789,9 @@ def analyse(command: str) -> ShellAnalysis:
     out = ShellAnalysis(source=command)
     if "\x00" in command:
         out.problems.append("NUL byte in the command")
+    if len(command) > _MAX_LENGTH:
+        out.problems.append(f"command longer than {_MAX_LENGTH} characters; not analysed")
+        return out
     _Parser(command, out).parse()
+    out.problems = list(dict.fromkeys(out.problems))
     return out

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import resource
 import tempfile
-import threading
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -18,7 +17,8 @@ from typing import Any
 
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_info import SandboxTracker
-from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.bwrap_profile import SYSTEM_PYTHON, Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
@@ -29,23 +29,36 @@ from codeloop.sandbox.upper import remove_tree, sanitize_upper
 _RUNS_DIR = "sandbox-runs"
 
 
-def _rlimits(limits: Limits) -> Callable[[], None]:
-    """A pre-exec hook that sets the command's resource limits (inherited through bwrap)."""
+_PRLIMIT = "/usr/bin/prlimit"
+
+
+def _rlimit_values(limits: Limits) -> list[tuple[int, str, int]]:
     mb = 1 << 20
-    values = [
-        (resource.RLIMIT_AS, limits.memory_mb * mb),
-        (resource.RLIMIT_FSIZE, limits.max_file_mb * mb),
-        (resource.RLIMIT_NPROC, limits.max_processes),
-        (resource.RLIMIT_NOFILE, limits.max_open_files),
-        (resource.RLIMIT_CPU, limits.cpu_s),
-        (resource.RLIMIT_CORE, 0),
+    return [
+        (resource.RLIMIT_AS, "as", limits.memory_mb * mb),
+        (resource.RLIMIT_FSIZE, "fsize", limits.max_file_mb * mb),
+        (resource.RLIMIT_NPROC, "nproc", limits.max_processes),
+        (resource.RLIMIT_NOFILE, "nofile", limits.max_open_files),
+        (resource.RLIMIT_CPU, "cpu", limits.cpu_s),
+        (resource.RLIMIT_CORE, "core", 0),
     ]
 
+
+def _rlimits(limits: Limits) -> tuple[list[str], Callable[[], None] | None]:
+    """How the command gets its resource limits (inherited through bwrap).
+
+    util-linux's prlimit as a launcher keeps Popen on its fast path and off `preexec_fn`,
+    which is unsafe in a threaded process; the pre-exec hook is the fallback.
+    """
+    values = _rlimit_values(limits)
+    if os.access(_PRLIMIT, os.X_OK):
+        return [_PRLIMIT, *(f"--{name}={value}" for _, name, value in values), "--"], None
+
     def apply() -> None:
-        for which, value in values:
+        for which, _, value in values:
             resource.setrlimit(which, (value, value))
 
-    return apply
+    return [], apply
 
 
 class BwrapSandbox:
@@ -62,6 +75,7 @@ class BwrapSandbox:
         sandbox_uid: int = DEFAULT_SANDBOX_UID,
         extra_ro_binds: Sequence[Path] = (),
         capabilities: Capabilities | None = None,
+        egress: EgressProxy | None = None,
     ) -> None:
         self.caps = capabilities or probe()
         if not self.caps.isolation_available or self.caps.bwrap_path is None:
@@ -75,18 +89,21 @@ class BwrapSandbox:
         self.shm_size_mb = shm_size_mb
         self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
         self._extra = tuple(Path(p) for p in extra_ro_binds)
+        # With an egress proxy, unix sockets are allowed so the forwarder can reach it;
+        # the sandbox's view holds no other path socket and abstract ones are per-netns.
+        if egress is not None and not os.access(SYSTEM_PYTHON, os.X_OK):
+            raise SandboxUnavailable(
+                f"the egress forwarder needs {SYSTEM_PYTHON} inside the sandbox",
+                "install the system python3 package, or run without egress",
+            )
+        self.egress = egress
 
     def _scratch(self, stack: ExitStack, runs: Path | None) -> tuple[Path, Path]:
         """Fresh upper/work dirs for one command, removed when `stack` closes."""
-        layer = getattr(self.workspace, "layer", None)
-        if layer is not None:
-            upper, work = stack.enter_context(layer())
-            return Path(upper), Path(work)
         if runs is not None:
             runs.mkdir(exist_ok=True)
         run_dir = Path(tempfile.mkdtemp(prefix="codeloop-run-", dir=runs))
-        # Removing overlay scratch costs milliseconds the caller need not wait for.
-        stack.callback(threading.Thread(target=remove_tree, args=(run_dir,)).start)
+        stack.callback(remove_tree, run_dir)
         upper, work = run_dir / "upper", run_dir / "work"
         upper.mkdir()
         work.mkdir()
@@ -131,7 +148,7 @@ class BwrapSandbox:
         cwd = Path(os.path.realpath(cwd))
         with ExitStack() as stack:
             mount, notes = self._mount(cwd, stack)
-            fd = program_fd(seccomp_program())
+            fd = program_fd(seccomp_program(allow_unix_sockets=self.egress is not None))
             stack.callback(os.close, fd)
             tracker = stack.enter_context(SandboxTracker())
             profile = Profile(
@@ -144,15 +161,17 @@ class BwrapSandbox:
                 shm_size_mb=self.shm_size_mb,
                 drop_to=self._drop,
                 extra_ro_binds=self._extra,
+                egress_socket=self.egress.socket_path if self.egress else None,
             )
+            launcher, preexec = _rlimits(lim)
             outcome = run_process(
-                bwrap_argv(self._bwrap, profile, command),
+                [*launcher, *bwrap_argv(self._bwrap, profile, command)],
                 cwd=Path("/"),
                 env=launcher_env(),
                 timeout_s=lim.timeout_s,
                 max_output_bytes=lim.max_output_bytes,
                 pass_fds=(fd, tracker.write_fd),
-                preexec_fn=_rlimits(lim),
+                preexec_fn=preexec,
                 started=tracker.started,
                 finished=tracker.finished,
             )

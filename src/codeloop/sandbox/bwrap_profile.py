@@ -32,6 +32,10 @@ _ETC_FILES = (
     "/etc/services",
 )
 SETPRIV = "/usr/bin/setpriv"
+SYSTEM_PYTHON = "/usr/bin/python3"
+EGRESS_PORT = 3128
+_EGRESS_DIR = "/run/codeloop"
+_FORWARDER = Path(__file__).with_name("egress_forwarder.py")
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Profile:
     drop_to: tuple[int, int] | None = None
     extra_ro_binds: Sequence[Path] = field(default_factory=tuple)
     info_fd: int | None = None
+    egress_socket: Path | None = None
 
 
 def _system_view() -> list[str]:
@@ -123,6 +128,9 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args += _system_view()
     for extra in profile.extra_ro_binds:
         args += ["--ro-bind", str(extra), str(extra)]
+    if profile.egress_socket is not None:
+        args += ["--ro-bind", str(_FORWARDER), f"{_EGRESS_DIR}/forwarder.py"]
+        args += ["--bind", str(profile.egress_socket), f"{_EGRESS_DIR}/egress.sock"]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--perms", "1777", "--size", str(profile.shm_size_mb << 20), "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", str(profile.tmp_size_mb << 20), "--tmpfs", "/tmp"]
@@ -132,7 +140,12 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     # RAM that no size limit covers.
     args += ["--remount-ro", "/"]
     args += ["--chdir", str(profile.cwd), "--clearenv"]
-    for key, value in sorted(profile.env.items()):
+    env = dict(profile.env)
+    if profile.egress_socket is not None:
+        proxy = f"http://127.0.0.1:{EGRESS_PORT}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            env[name] = proxy
+    for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
     args += ["--seccomp", str(profile.seccomp_fd)]
     if profile.info_fd is not None:
@@ -143,4 +156,9 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
         args += _drop_prefix(*profile.drop_to)
     else:
         args += ["--"]
+    if profile.egress_socket is not None:
+        # The forwarder listens on the sandbox's loopback first, then runs the command.
+        forward = f"{_EGRESS_DIR}/forwarder.py"
+        sock = f"{_EGRESS_DIR}/egress.sock"
+        return [*args, SYSTEM_PYTHON, forward, sock, str(EGRESS_PORT), command]
     return [*args, "/bin/sh", "-c", command]

@@ -6,13 +6,17 @@ from typing import Any
 
 from codeloop.sandbox.base import Sandbox
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
+from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.sandbox.probe import probe
 from codeloop.sandbox.subprocess_backend import SubprocessSandbox
 
 
-def make_sandbox(no_sandbox: bool, workspace: Any) -> Sandbox:
-    """bwrap when the probes pass; plain subprocesses only when the user said `--no-sandbox`."""
+def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = None) -> Sandbox:
+    """bwrap when the probes pass; plain subprocesses only when the user said `--no-sandbox`.
+
+    `egress`, a started `EgressProxy`, is the sandbox's only way out (allow-listed domains).
+    """
     if no_sandbox:
         return SubprocessSandbox()
     caps = probe()
@@ -30,4 +34,4 @@ def make_sandbox(no_sandbox: bool, workspace: Any) -> Sandbox:
             "commands cannot be isolated on this machine (" + "; ".join(failed) + ")",
             "see `codeloop doctor`; `--no-sandbox` runs commands unisolated and asks before each",
         )
-    return BwrapSandbox(workspace, capabilities=caps)
+    return BwrapSandbox(workspace, capabilities=caps, egress=egress)

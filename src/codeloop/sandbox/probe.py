@@ -126,6 +126,13 @@ def _landlock() -> Probe:
 
 
 def _cgroups(root: bool) -> Probe:
+    try:
+        return _cgroup_probe(root)
+    except OSError as exc:
+        return Probe(False, f"cannot inspect cgroups ({exc}); rlimits in force")
+
+
+def _cgroup_probe(root: bool) -> Probe:
     unified = Path("/sys/fs/cgroup/cgroup.controllers")
     if unified.exists():
         own = Path("/proc/self/cgroup").read_text().strip().split("::")[-1]

@@ -60,8 +60,6 @@ def run_process(
     max_output_bytes: int,
     pass_fds: Sequence[int] = (),
     preexec_fn: Callable[[], None] | None = None,
-    user: int | None = None,
-    group: int | None = None,
     started: Callable[[], None] | None = None,
     finished: Callable[[], None] | None = None,
 ) -> ProcessOutcome:
@@ -81,44 +79,15 @@ def run_process(
         start_new_session=True,
         pass_fds=tuple(pass_fds),
         preexec_fn=preexec_fn,
-        user=user,
-        group=group,
-        extra_groups=[] if group is not None else None,
     )
     assert proc.stdout is not None
-    if started is not None:
-        started()
     capture = HeadTail(max_output_bytes)
-    timed_out = False
-    deadline = t0 + timeout_s
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        eof = False
-        exited_at: float | None = None
-        while not eof:
-            now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                break
-            if exited_at is None and _has_exited(proc.pid):
-                exited_at = now
-                # Stragglers of the group would keep the pipe open forever.
-                _kill_group(proc.pid)
-            if exited_at is not None and now - exited_at > _DRAIN_S:
-                break
-            wait = min(deadline - now, 0.05 if exited_at is None else _DRAIN_S)
-            for _key, _ev in sel.select(wait):
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    eof = True
-                    break
-                capture.feed(chunk)
-    _kill_group(proc.pid)
+    try:
+        if started is not None:
+            started()
+        timed_out = _pump(proc, capture, t0 + timeout_s)
+    finally:
+        _kill_group(proc.pid)
     if finished is not None:
         finished()
     proc.stdout.close()
@@ -136,3 +105,32 @@ def run_process(
         duration_ms=(time.monotonic() - t0) * 1000,
         timed_out=timed_out,
     )
+
+
+def _pump(proc: subprocess.Popen[bytes], capture: HeadTail, deadline: float) -> bool:
+    """Feed the output into `capture` until EOF or the deadline; True if the deadline hit."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return True
+            if exited_at is None and _has_exited(proc.pid):
+                exited_at = now
+                # Stragglers of the group would keep the pipe open forever.
+                _kill_group(proc.pid)
+            if exited_at is not None and now - exited_at > _DRAIN_S:
+                return False
+            wait = min(deadline - now, 0.05 if exited_at is None else _DRAIN_S)
+            for _key, _ev in sel.select(wait):
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return False
+                capture.feed(chunk)

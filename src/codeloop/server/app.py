@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -101,8 +100,9 @@ def _detail(service: SessionService, row: SessionRow, state: SessionState) -> Se
 
 def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
                per_user: int = 2, max_workers: int = 16, defaults: Settings | None = None,
-               poll_s: float = 0.5) -> FastAPI:
-    """The server for the sessions under `data_dir`; resumes running sessions on start."""
+               poll_s: float = 0.5, resume_on_start: bool = True) -> FastAPI:
+    """The server for the sessions under `data_dir`; resumes running sessions on start
+    (`resume_on_start=False` makes a server that only reads, e.g. a second one on the data)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     tokens = TokenStore(data_dir)
     notifier = Notifier()
@@ -113,7 +113,8 @@ def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         notifier.bind(asyncio.get_running_loop())
-        service.recover()
+        if resume_on_start:
+            service.recover()
         yield
         await service.pool.close()
 
@@ -274,10 +275,10 @@ async def _tail(websocket: WebSocket, store: NotifyingStore, notifier: Notifier,
     try:
         while not closed.done():
             wake = notifier.current(session_id)
-            batch = store.read(session_id, last)
-            for stored in batch:
-                await websocket.send_text(json.dumps(event_out(stored)))
-                last = stored.seq
+            batch = store.read_wire(session_id, last)
+            for seq, message in batch:
+                await websocket.send_text(message)
+                last = seq
             if batch:
                 continue
             waiter = asyncio.ensure_future(wake.wait())

@@ -1,5 +1,5 @@
 """The worker pool: sessions run as asyncio tasks (the synchronous runner in a thread), at
-most `per_user` at once for each user, queued beyond that and started round-robin by user."""
+most `per_user` at once for each user, queued beyond that and started by user in turn."""
 
 from __future__ import annotations
 
@@ -71,8 +71,9 @@ class WorkerPool:
         if self._closing or self.is_active(session_id):
             return
         if owner not in self._queues:
+            # A user never served yet goes first among those waiting.
             self._queues[owner] = deque()
-            self._order.append(owner)
+            self._order.appendleft(owner)
         self._queues[owner].append(session_id)
         self._dispatch()
 
@@ -85,18 +86,15 @@ class WorkerPool:
         return False
 
     def _dispatch(self) -> None:
-        """Start queued sessions, one user at a time in turn, while slots are free."""
-        started = True
-        while started and len(self._running) < self.max_workers:
-            started = False
-            for _ in range(len(self._order)):
-                owner = self._order[0]
-                self._order.rotate(-1)
-                queue = self._queues.get(owner)
-                if queue and self.running_count(owner) < self.per_user:
-                    self._start(queue.popleft(), owner)
-                    started = True
-                    break
+        """Start queued sessions while slots are free, the least recently served user first."""
+        while len(self._running) < self.max_workers:
+            owner = next((o for o in self._order
+                          if self._queues[o] and self.running_count(o) < self.per_user), None)
+            if owner is None:
+                return
+            self._order.remove(owner)
+            self._order.append(owner)
+            self._start(self._queues[owner].popleft(), owner)
 
     def _start(self, session_id: str, owner: str) -> None:
         control = Control()

@@ -129,12 +129,19 @@ class SessionService:
         """The worker-thread job: fold the log, build a runner, run until it ends or pauses."""
         row = self.store.get(session_id)
         state = fold(self.store.read(session_id))
-        settings = session_settings(state)
-        model = self.model_factory(settings.model or row.model, settings)
-        runner = build_runner(
-            self.store, session_id, Path(row.repo), settings, model, base_dir=self.data_dir,
-            parts=RuntimeParts(policy=make_policy(settings), control=control),
-        )
+        try:
+            settings = session_settings(state)
+            model = self.model_factory(settings.model or row.model, settings)
+            runner = build_runner(
+                self.store, session_id, Path(row.repo), settings, model, base_dir=self.data_dir,
+                parts=RuntimeParts(policy=make_policy(settings), control=control),
+            )
+        except CodeloopError as exc:
+            # Nobody is watching a server's worker: the reason goes into the log.
+            hint = f" ({exc.hint})" if exc.hint else ""
+            self.store.append(session_id, [SessionFinished(
+                status="error", reason=f"cannot start the session: {exc.message}{hint}")])
+            return
         final = runner.run()
         if self.pool.closing and final.status == "paused" and not final.is_over:
             self.store.append(session_id, [SessionPaused(reason=SERVER_SHUTDOWN)])
@@ -199,6 +206,9 @@ class SessionService:
     # -- approvals --------------------------------------------------------------------------
 
     def pending(self, state: SessionState) -> list[dict[str, Any]]:
+        """Calls waiting for an answer (none once the session has ended)."""
+        if state.is_over:
+            return []
         out = []
         for request in state.pending_approvals.values():
             call = next((c for c in state.requested if c.id == request.call_id), None)
@@ -213,7 +223,7 @@ class SessionService:
         row = self.owned(session_id, user)
         self._idle(row, "answer an approval")
         state = fold(self.store.read(row.id))
-        request = state.pending_approvals.get(call_id)
+        request = None if state.is_over else state.pending_approvals.get(call_id)
         if request is None:
             raise SessionNotFound(f"no pending approval {call_id!r} in session {row.id}")
         rule = None

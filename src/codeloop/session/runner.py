@@ -14,13 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from codeloop.config import Budgets
-from codeloop.context.messages import build_messages
+from codeloop.context.assemble import tools_tokens
+from codeloop.context.compaction import ContextOverflow, compact
+from codeloop.context.messages import build_messages, conversation, task_message
+from codeloop.context.tokens import get_counter
 from codeloop.events import (
     INTERRUPTED_MARKER,
     ApprovalGiven,
     ApprovalRequested,
     BudgetWarning,
+    Compacted,
     Event,
+    FileEdited,
     LoopDetected,
     ModelCallFailed,
     ModelCallFinished,
@@ -29,19 +34,23 @@ from codeloop.events import (
     SessionFinished,
     SessionPaused,
     SessionResumed,
+    SessionStarted,
     StoredEvent,
     SystemNote,
     ToolCallData,
     ToolCallFinished,
     ToolCallStarted,
 )
+from codeloop.index.service import RepoIndex
 from codeloop.llm.types import (
     ContextWindowExceeded,
     DeltaCallback,
+    Message,
     Model,
     ModelError,
     ModelRequest,
     ScriptExhausted,
+    ToolSpec,
 )
 from codeloop.policy.engine import PolicyEngine
 from codeloop.session.budgets import check_budgets, warning_text
@@ -58,6 +67,10 @@ FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error
 
 class FinishGate(Protocol):
     """Decides whether `finish` may end the session (the verifier plugs in here)."""
+
+    def before_edit(self) -> None:
+        """Called before a tool that writes files runs (a baseline can be taken here)."""
+        ...
 
     def check_finish(self) -> tuple[bool, str, bool]:
         """(allow, message for the model, escalate to a human)."""
@@ -100,6 +113,8 @@ class Runner:
         on_delta: DeltaCallback | None = None,
         control: Control | None = None,
         max_output_tokens: int = 8192,
+        context_window: int | None = None,
+        summariser: Model | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -116,6 +131,8 @@ class Runner:
         self.on_delta = on_delta
         self.control = control or Control()
         self.max_output_tokens = max_output_tokens
+        self.context_window = context_window
+        self.summariser = summariser
         self.state = SessionState()
 
     # --- the log ---------------------------------------------------------------------------
@@ -131,6 +148,10 @@ class Runner:
 
     def _emit_one(self, event: Event) -> None:
         self._emit(event)
+        index = self.ctx.services.get("index")
+        if isinstance(event, FileEdited) and isinstance(index, RepoIndex):
+            # A new or renamed file must be searchable at once, not after the next sweep.
+            index.notify_changed([event.path])
 
     def _finish(self, status: FinishStatus, summary: str = "", reason: str = "") -> None:
         self._emit(SessionFinished(status=status, summary=summary, reason=reason))
@@ -214,9 +235,15 @@ class Runner:
     def _call_model(self) -> None:
         started = self.state.started
         assert started is not None
-        messages = build_messages(started, self.state.transcript)
-        request = ModelRequest(messages=messages, tools=self.registry.specs(),
-                               max_tokens=self.max_output_tokens)
+        tools = self.registry.specs()
+        try:
+            body = self._fit_conversation(started, tools)
+        except ContextOverflow as exc:
+            self._finish("context_overflow", reason=str(exc))
+            return
+        messages = build_messages(started, self.state.transcript, body)
+        request = ModelRequest(messages=messages, tools=tools, max_tokens=self.max_output_tokens,
+                               step=self.state.steps)
         step = self.state.steps + 1
         self._emit(ModelCallStarted(step=step, model=self.model.name,
                                     message_count=len(messages)))
@@ -237,7 +264,7 @@ class Runner:
             tool_calls=completion.tool_calls, usage=completion.usage,
             cost_usd=completion.cost_usd, latency_ms=completion.latency_ms,
             ttft_ms=completion.ttft_ms, stop_reason=completion.stop_reason,
-            retries=completion.retries,
+            retries=completion.retries, notes=completion.notes,
         ))
         if not completion.tool_calls:
             what = "an empty reply" if not completion.text.strip() else "a reply without a tool call"
@@ -246,6 +273,25 @@ class Runner:
                 text=f"That was {what}. Continue the task by calling a tool, or call finish "
                      "when the task is done.",
             ))
+
+    def _fit_conversation(self, started: SessionStarted, tools: list[ToolSpec]) -> list[Message]:
+        """The conversation within the context window: old outputs shortened, and older turns
+        summarised (recorded as a `Compacted` event) when that is not enough."""
+        body = conversation(self.state.transcript)
+        if self.context_window is None:
+            return body
+        counter = get_counter()
+        fixed = (counter.count(started.system_prompt) + tools_tokens(tools, counter)
+                 + self.max_output_tokens)
+        budget = int(self.context_window * 0.95) - fixed
+        task = task_message(started)
+        result = compact([task, *body], budget, self.summariser, counter)
+        if result.dropped_messages:
+            summary = result.messages[1]
+            self._emit(Compacted(dropped_events=result.dropped_messages, summary=summary.content,
+                                 tokens_before=result.tokens_before,
+                                 tokens_after=result.tokens_after))
+        return result.messages[1:]
 
     # --- tools -------------------------------------------------------------------------------
 
@@ -271,6 +317,9 @@ class Runner:
             if verdict is not True:
                 self._record(call, verdict, 0.0)
                 return True
+        if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
+            # Only on the untouched tree: after a resume the files may already be edited.
+            self.finish_gate.before_edit()
         self._start(call)
         begin = time.perf_counter()
         try:
@@ -290,6 +339,8 @@ class Runner:
                     if escalate:
                         self._finish("needs_human", reason=message)
                     return True
+                summary = str(observation.data.get("summary", ""))
+                observation.data["summary"] = f"{summary}\n\n{message}".strip()
         self._record(call, observation, duration)
         if self.state.finish_summary is not None:
             self._finish("finished", summary=self.state.finish_summary)
@@ -352,7 +403,8 @@ class Runner:
         text = obs.output
         untrusted = obs.untrusted
         if self.policy is not None and text:
-            post = self.policy.post_tool(call.name, call.arguments or {}, text)
+            post = self.policy.post_tool(call.name, call.arguments or {}, text,
+                                         cwd=self.ctx.root, session_id=self.session_id)
             text, untrusted = post.text, untrusted or post.untrusted
         text, cut = _truncate(text)
         self._emit(ToolCallFinished(

@@ -19,6 +19,7 @@ from codeloop.sandbox.factory import make_sandbox
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import Approver, Control, FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
+from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
 from codeloop.tools.registry import ToolRegistry
@@ -118,16 +119,21 @@ def build_runner(
     store: EventStore, session_id: str, repo: Path, settings: Settings, model: Model,
     base_dir: Path | None = None, parts: RuntimeParts | None = None,
     on_event: Any = None, on_delta: DeltaCallback | None = None,
-    registry: ToolRegistry | None = None,
+    registry: ToolRegistry | None = None, summariser: Model | None = None,
 ) -> Runner:
     parts = parts or RuntimeParts()
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
                                                     settings)
     limits = Limits(timeout_s=settings.budgets.command_timeout_s)
-    ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits)
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits,
+                      services={"verify_config": settings.verify})
+    gate = parts.finish_gate
+    if gate is None and settings.verify_on_finish:
+        gate = VerifierGate(ctx)
     return Runner(
         store, session_id, model, registry or default_registry(), ctx, settings.budgets,
-        policy=parts.policy or make_policy(settings), approver=parts.approver, finish_gate=parts.finish_gate,
+        policy=parts.policy or make_policy(settings), approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,
+        context_window=settings.context_window, summariser=summariser or model,
     )

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from codeloop.tools.base import Tool
+from codeloop.tools.edit_tools import ApplyPatch, EditFile, WriteFile
 from codeloop.tools.files import ListFilesTool, ReadFileTool
 from codeloop.tools.finish import FinishTool
 from codeloop.tools.grep import GrepTool
 from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.run import RunTool
+from codeloop.tools.search_tools import SEARCH_TOOLS
+from codeloop.tools.verify_tools import RunChecks, RunTests
 
 
 def default_tools() -> list[Tool]:
-    from codeloop.tools.edit_tools import ApplyPatch, EditFile, WriteFile
-
-    return [ReadFileTool(), ListFilesTool(), GrepTool(), EditFile(), WriteFile(), ApplyPatch(),
-            RunTool(), FinishTool()]
+    return [ReadFileTool(), ListFilesTool(), GrepTool(), *(t() for t in SEARCH_TOOLS),
+            EditFile(), WriteFile(), ApplyPatch(), RunTool(), RunTests(), RunChecks(),
+            FinishTool()]
 
 
 def default_registry() -> ToolRegistry:

@@ -176,7 +176,7 @@ def _report(changes: list[FileChange]) -> str:
         else:
             where = ", ".join(f"line {r.start_line}" for r in change.results if not r.already_applied)
             parts.append(f"Edited {change.path}" + (f" at {where}" if where else "") + f" ({words}).")
-            if change.strategy not in ("exact", "write"):
+            if change.strategy != "exact":
                 diff = file_diff(change.path, change.before, change.after).splitlines()
                 cut = len(diff) > MAX_DIFF_LINES
                 parts.append("\n".join(diff[:MAX_DIFF_LINES]) + ("\n[diff truncated]" if cut else ""))

@@ -26,7 +26,7 @@ class GrepArgs(ToolArgs):
 
 def _rg(args: GrepArgs, rel: str, cwd: str, rg: str) -> tuple[list[str], str | None]:
     cmd = [rg, "--line-number", "--no-heading", "--color", "never", "--max-columns", "300",
-           "--max-count", str(MAX_MATCHES)]
+           "--max-count", str(MAX_MATCHES + 1)]  # one more than shown reveals truncation
     if args.ignore_case:
         cmd.append("--ignore-case")
     if args.glob:

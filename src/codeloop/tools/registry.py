@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from codeloop.events import ToolCallData
+from codeloop.llm.textmode import FORMAT_ERROR_TOOL
 from codeloop.llm.types import ToolSpec
 from codeloop.tools.base import Observation, Tool, ToolArgs
 
@@ -40,6 +41,9 @@ class ToolRegistry:
 
     def validate(self, call: ToolCallData) -> Validated | Observation:
         """The tool and parsed arguments, or an error observation the model can act on."""
+        if call.name == FORMAT_ERROR_TOOL:
+            # A text-mode reply that could not be parsed: the precise reason is the "arguments".
+            return Observation(ok=False, data={"malformed": True}, error=call.raw_arguments)
         tool = self._tools.get(call.name)
         if tool is None:
             return Observation(

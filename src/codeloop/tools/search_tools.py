@@ -21,7 +21,10 @@ def index_for(ctx: ToolContext) -> RepoIndex:
     service = ctx.services.get("index")
     if isinstance(service, RepoIndex):
         return service
-    return open_index(ctx.workspace.path, seed=ctx.workspace.root)
+    index = open_index(ctx.workspace.path, seed=ctx.workspace.root)
+    # Kept for the session so the loop can tell it about edits as they happen.
+    ctx.services["index"] = index
+    return index
 
 
 def _observation(text: str, hint: str, data: dict[str, Any], limit_hit: bool) -> Observation:

@@ -6,9 +6,27 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from codeloop.errors import PathOutsideWorkspace
 from codeloop.index.service import RepoIndex
 from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
+from codeloop.verify.gate import GateDecision
+from codeloop.verify.pristine import Originals
 from codeloop.verify.verifier import Verification, Verifier
+from codeloop.workspace.base import Workspace
+from codeloop.workspace.paths import confine
+
+
+def _originals(workspace: Workspace) -> Originals:
+    """Read a file from the user's repository, which the session has not changed."""
+
+    def read(rel: str) -> bytes | None:
+        try:
+            path = confine(workspace.root, rel)
+            return path.read_bytes() if path.is_file() else None
+        except (PathOutsideWorkspace, OSError):
+            return None
+
+    return read
 
 
 def get_verifier(ctx: ToolContext) -> Verifier:
@@ -22,10 +40,33 @@ def get_verifier(ctx: ToolContext) -> Verifier:
         index = ctx.services.get("index")
         verifier = Verifier(
             ctx.root, ctx.sandbox, ctx.services.get("verify_config"), changed_files=ctx.workspace.changed_files,
-            graph=index.graph if isinstance(index, RepoIndex) else None,
+            graph=index.graph if isinstance(index, RepoIndex) else None, originals=_originals(ctx.workspace),
         )
         ctx.services["verifier"] = verifier
     return verifier
+
+
+def ensure_baseline(ctx: ToolContext) -> Verification | None:
+    """Take the baseline once, before the first edit; the loop calls this ahead of write tools."""
+    verifier = get_verifier(ctx)
+    if verifier.baseline_taken:
+        return None
+    result = verifier.baseline()
+    ctx.emit(result.event())
+    return result
+
+
+def gate_finish(ctx: ToolContext) -> GateDecision:
+    """The finish gate for the loop: verify what the edits have not been verified on, decide.
+
+    On `allow` the session may end (`Verifier.summary()` says what was verified); otherwise
+    the message goes back to the model, or — with `escalate` — to a human (`needs_human`
+    when unattended).
+    """
+    decision, ran = get_verifier(ctx).check_finish()
+    if ran is not None:
+        ctx.emit(ran.event())
+    return decision
 
 
 def _observe(result: Verification, ctx: ToolContext) -> Observation:

@@ -36,9 +36,35 @@ class CommandSpec:
             text = self.command
         return text.replace("{report}", shlex.quote(report))
 
+    @property
+    def slug(self) -> str:
+        """The name as a file-name part."""
+        return re.sub(r"[^\w-]+", "-", self.name)
+
     def display(self, targets: list[str] | None = None) -> str:
-        """The command as people should read it (without the scratch report plumbing)."""
-        return self.render(targets, f"{SCRATCH_DIR}/{self.name}.{self.report_ext or 'out'}")
+        """The command as people should read it (the report file under a stable name)."""
+        return self.render(targets, f"{SCRATCH_DIR}/{self.slug}.{self.report_ext or 'out'}")
+
+
+def split_targets(text: str) -> list[str]:
+    """Whitespace-separated targets; spaces inside `[...]` (pytest parameter ids) do not split."""
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text.strip():
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(0, depth - 1)
+        if char.isspace() and depth == 0:
+            if current:
+                out.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        out.append("".join(current))
+    return out
 
 
 _SIMPLE = re.compile(r"^[^;&|<>`$()]+$")
@@ -62,6 +88,13 @@ def pytest_spec(python: str, extra: str = "", source: str = "detected") -> Comma
         usage_exit_codes=frozenset({4, 5}),
         usage_markers=("no tests ran", "file or directory not found", "ERROR: not found"),
     )
+
+
+def sympy_spec(command: str, source: str = "detected") -> CommandSpec:
+    """sympy's own runner; `command` must print one line per test (`--verbose`)."""
+    base = command.replace("{targets}", "").strip()
+    return CommandSpec(name="sympy bin/test", category="test", command=base, parser="sympy",
+                       target_command=command if "{targets}" in command else f"{command} {{targets}}", source=source)
 
 
 def spec_from_command(command: str, category: Category, source: str) -> CommandSpec:
@@ -95,6 +128,8 @@ def spec_from_command(command: str, category: Category, source: str) -> CommandS
     if simple and program == "bandit" and "-f" not in words:
         return CommandSpec(name="bandit", category=category, parser="bandit", source=source,
                            command=f"{command} -f json -q")
+    if simple and any(w.endswith("bin/test") for w in words[:2]):
+        return sympy_spec(command if "--verbose" in words else f"{command} --verbose", source)
     if simple and program == "flake8":
         return CommandSpec(name="flake8", category=category, parser="flake8", source=source, command=command)
     if "{targets}" in command:

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.verify.agents_md import read_agents_md
-from codeloop.verify.commands import SCRATCH_DIR, CommandSpec, pytest_spec, spec_from_command
+from codeloop.verify.commands import (
+    SCRATCH_DIR,
+    CommandSpec,
+    pytest_spec,
+    spec_from_command,
+    sympy_spec,
+)
 from codeloop.verify.settings import VerifySettings
 
 Which = Callable[[str], str | None]
@@ -70,13 +76,18 @@ def _has_python_tests(root: Path) -> bool:
 
 
 def _python_test(root: Path, settings: VerifySettings, which: Which, notes: list[str]) -> CommandSpec | None:
+    # Old sympy runs its own runner; newer sympy configures pytest.
+    sympy_runner = (root / "bin" / "test").exists() and (root / "sympy" / "utilities" / "runtests.py").exists()
+    if sympy_runner and not _has_section(root / "pyproject.toml", "tool.pytest.ini_options"):
+        return sympy_spec(f"{settings.python} bin/test -C --verbose")
     if _uses_pytest(root):
         return pytest_spec(settings.python)
     if _has_python_tests(root):
         if which("pytest"):
             notes.append("unittest-style tests run through pytest for its JUnit report")
             return pytest_spec(settings.python)
-        return CommandSpec(name="unittest", category="test", command=f"{settings.python} -m unittest discover -v")
+        return CommandSpec(name="unittest", category="test", parser="unittest",
+                           command=f"{settings.python} -m unittest discover -v")
     if (root / "tox.ini").exists():
         return CommandSpec(name="tox", category="test", command="tox")
     return None
@@ -112,11 +123,13 @@ def _make_test(root: Path) -> CommandSpec | None:
 
 def _detect_test(root: Path, settings: VerifySettings, which: Which, notes: list[str]) -> CommandSpec | None:
     if (root / "go.mod").exists():
-        return CommandSpec(name="go test", category="test", command="go test -json ./...", parser="go-json",
-                           target_command="go test -json {targets}")
+        # Reports go to a file: a big suite's stream would be cut by the output cap.
+        return CommandSpec(name="go test", category="test", command="go test -json ./... > {report}",
+                           parser="go-json", target_command="go test -json {targets} > {report}", report_ext="json")
     if (root / "Cargo.toml").exists():
-        return CommandSpec(name="cargo test", category="test", command="cargo test --no-fail-fast",
-                           parser="cargo", target_command="cargo test --no-fail-fast {targets}")
+        return CommandSpec(name="cargo test", category="test", command="cargo test --no-fail-fast > {report} 2>&1",
+                           parser="cargo", target_command="cargo test --no-fail-fast {targets} > {report} 2>&1",
+                           report_ext="txt")
     js = _js_test(root) if (root / "package.json").exists() else None
     if js:
         return js

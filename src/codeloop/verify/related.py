@@ -151,7 +151,7 @@ def graph_related(graph: FileGraph, changed: list[str], is_test: Callable[[str],
 
 def related_tests(root: Path, changed: list[str], runner: str, graph: FileGraph | None = None) -> list[str]:
     """Targets for the test runner named `runner` (a `CommandSpec.name`), sorted."""
-    if runner == "pytest":
+    if runner in ("pytest", "sympy bin/test"):
         found = set(_python_related(root, changed))
         if graph is not None:
             testpaths = pytest_testpaths(root)

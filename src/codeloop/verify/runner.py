@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import uuid
 from pathlib import Path
 
@@ -43,8 +42,7 @@ def run_command(
     scope: str = "full",
 ) -> RunResult:
     """Never raises for a failing command: failures, crashes and timeouts are all results."""
-    slug = re.sub(r"[^\w-]+", "-", spec.name)
-    report_rel = f"{SCRATCH_DIR}/{slug}-{uuid.uuid4().hex[:8]}.{spec.report_ext or 'out'}"
+    report_rel = f"{SCRATCH_DIR}/{spec.slug}-{uuid.uuid4().hex[:8]}.{spec.report_ext or 'out'}"
     report_path = workspace / report_rel
     if spec.report_ext:
         report_path.parent.mkdir(exist_ok=True)
@@ -57,13 +55,13 @@ def run_command(
             _cleanup(report_path)
     parsed = PARSERS[spec.parser](result.output, report, workspace)
     if not parsed.structured and result.exit_code not in (0, None):
-        parsed = parse_generic(result.output, None, workspace)
+        parsed = parse_generic(f"{report or ''}\n{result.output}", None, workspace)
     failures = [f if f.tool else f.model_copy(update={"tool": spec.name}) for f in parsed.failures]
     run = RunResult(
         name=spec.name, category=spec.category, command=spec.display(targets), scope=scope,
         exit_code=result.exit_code, duration_ms=result.duration_ms, timed_out=result.timed_out,
         failures=failures, passed=parsed.passed, skipped=parsed.skipped, parser=spec.parser,
-        output_tail=short_trace(result.output, max_lines=40, max_chars=4000),
+        output_tail=short_trace(result.output or report or "", max_lines=40, max_chars=4000),
     )
     if result.timed_out or result.killed_reason:
         why = "timed out" if result.timed_out else f"was stopped ({result.killed_reason})"
@@ -82,7 +80,7 @@ def run_command(
         return run
     run.outcome = "failed"
     run.failures.append(
-        Failure(kind="crash", tool=spec.name, trace=short_trace(result.output),
+        Failure(kind="crash", tool=spec.name, trace=short_trace(result.output or report or ""),
                 message=f"{spec.name} on {scope} exited with code {result.exit_code} and no failure it could parse")
     )
     return run

@@ -12,15 +12,19 @@ from codeloop.events import VerificationRan
 from codeloop.index.graph import FileGraph
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.verify.baseline import Comparison, Ledger, compare
-from codeloop.verify.commands import CommandSpec
+from codeloop.verify.commands import CommandSpec, split_targets
 from codeloop.verify.detect import Plan, detect, sandbox_which
 from codeloop.verify.gate import GateDecision, GateRound, blocks, check_finish
 from codeloop.verify.models import RunResult, keyed
+from codeloop.verify.pristine import Originals, original_tree, recover
 from codeloop.verify.related import related_tests
 from codeloop.verify.runner import run_command
 from codeloop.verify.settings import VerifySettings
 
 Phase = Literal["baseline", "after", "final"]
+_EVENT_STILL_FAILING = 200
+# Runners whose targets are test files, which backfilling the baseline needs.
+_FILE_TARGETED = ("junit", "sympy")
 
 
 @dataclass
@@ -59,7 +63,7 @@ class Verification:
         if c.fixed:
             lines.append(f"FIXED so far (failing before, passing now): {', '.join(list(c.fixed)[:20])}")
         still = [f for k, f in c.still_failing.items() if k in relevant]
-        if still:
+        if still and self.phase != "baseline":
             lines.append(f"Still failing as before the edits: {len(still)}")
             lines += [f"- {f.headline()}" for f in still[:10]]
         if self.phase == "baseline":
@@ -87,7 +91,8 @@ class Verification:
         return VerificationRan(
             phase=self.phase, commands=[r.command for r in self.runs], passed=self.passed,
             failed=self.failed, new_failures=list(c.new), fixed_failures=list(c.fixed),
-            still_failing=list(c.still_failing), summary=self.text()[:4000],
+            # A legacy suite can have thousands; `failed` keeps the count, the text the gist.
+            still_failing=list(c.still_failing)[:_EVENT_STILL_FAILING], summary=self.text()[:4000],
         )
 
 
@@ -96,7 +101,9 @@ class Verifier:
 
     `changed_files` lists the files edited so far (a workspace's `changed_files`); with it the
     verifier knows which runs still describe the untouched tree and which tests are related.
-    `graph` gives the index's file graph, which widens the related tests.
+    `graph` gives the index's file graph, which widens the related tests. `originals` reads a
+    file as it was before the session (None: it did not exist); with it, failing tests the
+    baseline never ran are run once on the original files to learn whether they are new.
     """
 
     def __init__(
@@ -107,12 +114,15 @@ class Verifier:
         changed_files: Callable[[], list[str]] | None = None,
         plan: Plan | None = None,
         graph: Callable[[], FileGraph] | None = None,
+        originals: Originals | None = None,
     ) -> None:
         self.root = Path(workspace_path)
         self.sandbox = sandbox
         self.settings = config if isinstance(config, VerifySettings) else VerifySettings.load(config)
         self.changed_files = changed_files
         self.graph = graph
+        self.originals = originals
+        self.recovered = recover(self.root)
         self.plan = plan or detect(
             self.root, self.settings, sandbox_which(sandbox, self.root, self.settings.env)
         )
@@ -123,8 +133,13 @@ class Verifier:
         self.runs: list[tuple[RunResult, bool]] = []
         self.gate_history: list[GateRound] = []
         self._spent_s = 0.0
-        self._verified_fingerprint: str | None = None
-        self._full_duration_s: float | None = None
+        # The edits' fingerprint when tests (without a target) and checks last ran.
+        self._tests_fingerprint: str | None = None
+        self._checks_fingerprint: str | None = None
+        # How long each test scope took last time, to judge what the budget allows.
+        self._durations: dict[str, float] = {}
+        # Test files already run on the original files to fill gaps in the baseline.
+        self._backfilled: set[str] = set()
 
     # --- state -------------------------------------------------------------------------
 
@@ -142,14 +157,15 @@ class Verifier:
             digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-")
         return digest.hexdigest()
 
-    def _record(self, run: RunResult, pristine: bool) -> None:
+    def _record(self, run: RunResult, pristine: bool, latest: bool = True) -> None:
         self.runs.append((run, pristine))
         self._spent_s += run.duration_ms / 1000
-        if run.category == "test" and run.scope == "full" and run.outcome != "usage":
-            self._full_duration_s = run.duration_ms / 1000
+        if run.category == "test" and run.outcome != "usage":
+            self._durations[run.scope] = run.duration_ms / 1000
         if pristine:
             self.base.record(run)
-        self.latest.record(run)
+        if latest:
+            self.latest.record(run)
 
     def _limits(self, timeout_s: float) -> Limits:
         remaining = max(1.0, self.settings.time_budget_s - self._spent_s)
@@ -187,7 +203,7 @@ class Verifier:
         target = target or self.settings.baseline_target
         runs: list[RunResult] = []
         if self.plan.test is not None:
-            targets = target.split() if target else None
+            targets = split_targets(target) if target else None
             runs.append(self._run_test_spec(targets, target or "full", baseline=True))
         else:
             notes.append("no test command found: tests are not part of the verification")
@@ -196,7 +212,11 @@ class Verifier:
         return self._verification("baseline", runs, notes)
 
     def run_tests(self, target: str | None = None) -> Verification:
-        """Run `target`; with none, the tests related to the changed files, then the wider suite."""
+        """Run `target`; with none, the tests related to the changed files, then the wider suite.
+
+        The wider suite is `baseline_target` when set (what the baseline knows), else all tests;
+        it is skipped when its last run took longer than the budget has left.
+        """
         notes: list[str] = []
         if self.plan.test is None:
             return self._verification("after", [], ["no test command found for this project"])
@@ -207,21 +227,53 @@ class Verifier:
                 notes.append(f"{spec.name} cannot run a chosen target here: ran the whole suite")
                 runs.append(self._run_test_spec(None, "full"))
             else:
-                runs.append(self._run_test_spec(target.split(), target))
+                runs.append(self._run_test_spec(split_targets(target), target))
+            runs += self._backfill()
             return self._verification("after", runs, notes)
         graph = self.graph() if self.graph and spec.target_command else None
         related = related_tests(self.root, self._changed(), spec.name, graph) if spec.target_command else []
         if related:
             runs.append(self._run_test_spec(related, "related: " + " ".join(related)))
+        wider = self.settings.baseline_target if spec.target_command else None
         remaining = self.settings.time_budget_s - self._spent_s
-        estimate = self._full_duration_s
+        estimate = self._durations.get(wider or "full")
         if estimate is None or estimate <= remaining:
-            runs.append(self._run_test_spec(None, "full"))
+            runs.append(self._run_test_spec(split_targets(wider) if wider else None, wider or "full"))
         else:
             notes.append(
                 f"wider suite skipped: it took {estimate:.0f}s and {max(0.0, remaining):.0f}s of the verification budget is left"
             )
+        self._tests_fingerprint = self.fingerprint()
+        runs += self._backfill()
         return self._verification("after", runs, notes)
+
+    def _backfill(self) -> list[RunResult]:
+        """Run test files with failures the baseline never saw on the original files.
+
+        Only for runners that take test files as targets; each file is tried once.
+        """
+        spec = self.plan.test
+        if (
+            self.originals is None or not self.settings.backfill_baseline or spec is None
+            or spec.target_command is None or spec.parser not in _FILE_TARGETED
+        ):
+            return []
+        comparison = compare(self.base, self.latest)
+        files = {
+            test_id.split("::", 1)[0]
+            for key in comparison.unbaselined
+            if (test_id := comparison.new[key].test_id)
+        }
+        wanted = sorted(f for f in files - self._backfilled if self.originals(f) is not None)
+        if not wanted:
+            return []
+        self._backfilled.update(wanted)
+        limits = self._limits(self.settings.test_timeout_s)
+        with original_tree(self.root, self._changed(), self.originals):
+            run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, wanted,
+                              "before the edits: " + " ".join(wanted))
+        self._record(run, pristine=True, latest=False)
+        return [run]
 
     def _run_checks(self, baseline: bool = False) -> list[RunResult]:
         return [self._run(spec, self.settings.check_timeout_s, baseline=baseline) for spec in self.plan.checks]
@@ -229,19 +281,29 @@ class Verifier:
     def run_checks(self) -> Verification:
         """Lint, type and security checks over the whole project."""
         notes = [] if self.plan.checks else ["no lint, type or security checks found for this project"]
-        return self._verification("after", self._run_checks(), notes)
+        runs = self._run_checks()
+        self._checks_fingerprint = self.fingerprint()
+        return self._verification("after", runs, notes)
 
     # --- the gate ---------------------------------------------------------------------------
 
     def check_finish(self) -> tuple[GateDecision, Verification | None]:
-        """Verify the current edits if not yet verified, then decide; a block counts a round."""
+        """Verify the current edits if not yet verified, then decide; a block counts a round.
+
+        Tests (related, then the wider suite) and checks re-run unless they already ran, without
+        a target, on exactly these edits; with no way to see edits they always re-run.
+        """
+        if self.changed_files is not None and not self._changed():
+            return GateDecision(True, "No files were changed: there is nothing to verify."), None
         fingerprint = self.fingerprint()
         ran: Verification | None = None
-        if fingerprint is None or fingerprint != self._verified_fingerprint:
-            tests = self.run_tests(None)
-            checks = self.run_checks()
-            ran = Verification("final", tests.runs + checks.runs, compare(self.base, self.latest), tests.notes + checks.notes)
-            self._verified_fingerprint = fingerprint
+        stale_tests = fingerprint is None or fingerprint != self._tests_fingerprint
+        stale_checks = fingerprint is None or fingerprint != self._checks_fingerprint
+        if stale_tests or stale_checks:
+            parts = [self.run_tests(None)] if stale_tests else []
+            parts += [self.run_checks()] if stale_checks else []
+            runs = [r for part in parts for r in part.runs]
+            ran = Verification("final", runs, compare(self.base, self.latest), [n for p in parts for n in p.notes])
         decision = check_finish(
             self.base, self.latest, self.gate_history,
             max_fix_rounds=self.settings.max_fix_rounds, fingerprint=fingerprint,

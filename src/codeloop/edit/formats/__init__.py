@@ -17,11 +17,12 @@ _DIFF = re.compile(r"^(@@|--- \S|\+\+\+ \S|diff --git )", re.M)
 
 def detect(patch: str) -> str:
     """Which format `patch` is in: "envelope", "search_replace" or "unified"."""
-    if _ENVELOPE.search(patch):
+    # Substring tests first: a multi-line regex scan of a long diff costs milliseconds.
+    if "*** " in patch and _ENVELOPE.search(patch):
         return "envelope"
-    if _SEARCH.search(patch):
+    if "SEARCH" in patch and _SEARCH.search(patch):
         return "search_replace"
-    if _DIFF.search(patch):
+    if patch.startswith(("@@", "--- ", "+++ ", "diff --git ")) or "\n@@" in patch or _DIFF.search(patch):
         return "unified"
     raise PatchFormatError(
         "the patch is not in a format I recognise",

@@ -9,7 +9,8 @@ from codeloop.edit.errors import PatchFormatError
 from codeloop.edit.matching import Edit
 
 _HEAD = re.compile(r"^<{5,9} ?SEARCH\s*$")
-_DIVIDER = re.compile(r"^={5,9}\s*$")
+# Exactly seven: reStructuredText underlines ("Examples\n========") are lines of "=" too.
+_DIVIDER = re.compile(r"^={7}\s*$")
 _TAIL = re.compile(r"^>{5,9} ?REPLACE\s*$")
 
 

@@ -66,7 +66,14 @@ def parse_unified(patch: str, default_path: str | None = None) -> list[FileOp]:
             hunk = None
 
     lines = patch.split("\n")
+    last = len(lines) - 1
     for n, line in enumerate(lines):
+        # Hot path: a body line of the current hunk ("--- " before "+++ " starts a new file).
+        if hunk is not None and line and line[0] in " +-" and not (
+            line.startswith("--- ") and n < last and lines[n + 1].startswith("+++ ")
+        ):
+            hunk.body.append(line)
+            continue
         if line.startswith("diff --git "):
             close()
             m = re.match(r"diff --git (\S+) (\S+)", line)

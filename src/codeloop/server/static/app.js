@@ -114,6 +114,7 @@ async function refreshDetail() {
   const id = state.sessionId;
   const d = await api("GET", "/sessions/" + id);
   if (id !== state.sessionId) return;
+  loadList().catch(() => {});
   $("#s-task").textContent = d.task;
   $("#s-id").textContent = d.id;
   $("#s-model").textContent = d.model;
@@ -175,13 +176,13 @@ async function showReview(d) {
 
 function renderDiff(text) {
   const pre = el("pre", { class: "diff" });
-  for (const line of (text || "").split("\n")) {
+  for (const line of (text || "").replace(/\n$/, "").split("\n")) {
     let cls = "";
     if (line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")) cls = "file";
     else if (line.startsWith("+")) cls = "add";
     else if (line.startsWith("-")) cls = "del";
     else if (line.startsWith("@@")) cls = "hunk";
-    pre.append(el("span", { class: cls }, line + "\n"));
+    pre.append(el("span", { class: cls }, line || " "));
   }
   return pre;
 }
@@ -191,6 +192,7 @@ function argsText(call) {
   if (!a) return call.raw_arguments || "";
   if (a.command) return a.command;
   if (a.path) return a.path;
+  if (a.summary) return a.summary;
   return JSON.stringify(a);
 }
 

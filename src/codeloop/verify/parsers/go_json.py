@@ -99,7 +99,8 @@ def parse_go_json(output: str, report: str | None, root: Path) -> ParsedOutput:
         elif action == "fail":
             failed.append((package, test))
     # A parent test fails because a subtest did; report only the leaves.
-    leaves = [k for k in failed if not any(o[0] == k[0] and o[1].startswith(k[1] + "/") for o in failed)]
+    parents = {(p, t[:i]) for p, t in failed for i in range(len(t)) if t[i] == "/"}
+    leaves = [k for k in failed if k not in parents]
     for package, test in leaves:
         parsed.failures.append(_failure_for(package, test, outputs.get((package, test), []), root, module))
     with_tests = {package for package, _ in failed}

@@ -1,0 +1,138 @@
+"""`codeloop policy check` and `codeloop policy scan`: try rules, hooks and the output
+scanner by hand, without starting a session."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from codeloop.errors import CodeloopError
+from codeloop.policy.engine import PolicyEngine, approval_digest, remember_rule
+from codeloop.policy.network import command_network_reason
+from codeloop.policy.rules import EDIT_TOOLS, READ_TOOLS
+from codeloop.policy.shell import analyse
+from codeloop.tools.base import Tier
+
+policy_app = typer.Typer(help="Check permission rules, hooks and the output scanner.",
+                         no_args_is_help=True)
+_TIERS: dict[str, Tier] = {"run": "execute", **{t: "write" for t in EDIT_TOOLS},
+                           **{t: "read" for t in READ_TOOLS}}
+
+
+def _configured(repo: Path) -> dict[str, Any]:
+    """The policy keys of the merged configuration; empty where config.py is not present."""
+    try:
+        config = importlib.import_module("codeloop.config")
+    except ImportError:
+        return {}
+    settings = config.load_settings(repo)
+    return {"permissions": dict(settings.permissions), "hooks": list(settings.hooks),
+            "approval_mode": settings.approval_mode}
+
+
+def _call_args(tool: str, subject: str) -> dict[str, Any]:
+    if tool == "run":
+        return {"command": subject}
+    if tool == "apply_patch":
+        text = sys.stdin.read() if subject == "-" else Path(subject).read_text()
+        return {"patch": text}
+    if tool in EDIT_TOOLS | READ_TOOLS:
+        return {"path": subject}
+    return json.loads(subject) if subject.strip().startswith("{") else {}
+
+
+@policy_app.command("check")
+def check_command(
+    subject: str = typer.Argument(..., help="The command (for run), a path, a patch file for "
+                                  "apply_patch (- for stdin), or JSON arguments for other tools."),
+    tool: str = typer.Option("run", "--tool", help="Tool name: run, edit_file, read_file, ..."),
+    tier: str | None = typer.Option(None, "--tier", help="read, write, execute or network "
+                                    "(default: the tool's usual tier)."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The repository the rules are relative to."),
+    mode: str | None = typer.Option(None, "--mode", help="Approval mode to assume."),
+    allow: list[str] = typer.Option([], "--allow", help="Extra allow rule (repeatable)."),
+    ask: list[str] = typer.Option([], "--ask", help="Extra ask rule (repeatable)."),
+    deny: list[str] = typer.Option([], "--deny", help="Extra deny rule (repeatable)."),
+    tainted: bool = typer.Option(False, "--tainted", help="As if untrusted content were in context."),
+    no_config: bool = typer.Option(False, "--no-config", help="Ignore the configuration files."),
+    no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not run configured hooks."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Show how the policy would decide one tool call, and why."""
+    if not repo.is_dir():
+        raise CodeloopError(f"{repo} is not a directory", "pass the repository with --repo")
+    data = {} if no_config else _configured(repo)
+    perms = {k: list(v) for k, v in data.get("permissions", {}).items()}
+    for kind, extra in (("allow", allow), ("ask", ask), ("deny", deny)):
+        perms[kind] = [*perms.get(kind, []), *extra]
+    engine = PolicyEngine.from_config({
+        "permissions": perms,
+        "hooks": [] if no_hooks else data.get("hooks", []),
+        "approval_mode": mode or data.get("approval_mode", "ask"),
+    })
+    args = _call_args(tool, subject)
+    call_tier = tier or _TIERS.get(tool, "network")
+    if call_tier not in ("read", "write", "execute", "network"):
+        raise CodeloopError(f"unknown tier {call_tier!r}", "use read, write, execute or network")
+    decision = engine.decide(tool, cast(Tier, call_tier), args, tainted, repo.resolve(),
+                             "policy-check")
+    analysis = analyse(args["command"]) if tool == "run" else None
+    commands = analysis.commands if analysis else []
+    problems = analysis.problems if analysis else []
+    remembered = remember_rule(tool, args)
+    result = {
+        "action": decision.action, "source": decision.source, "rule": decision.rule,
+        "reason": decision.reason,
+        "commands": [{"argv": list(c.argv), "network": command_network_reason(c)} for c in commands],
+        "problems": problems, "remember_rule": remembered, "digest": approval_digest(tool, args),
+    }
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    console = Console()
+    if commands:
+        table = Table("command", "network", title="commands found")
+        for cmd in commands:
+            table.add_row(cmd.text, command_network_reason(cmd) or "")
+        console.print(table)
+    for problem in problems:
+        console.print(f"[yellow]cannot analyse:[/] {problem}")
+    colour = {"allow": "green", "ask": "yellow", "deny": "red"}[decision.action]
+    console.print(f"[bold {colour}]{decision.action}[/] (source: {decision.source}"
+                  f"{', rule: ' + decision.rule if decision.rule else ''})")
+    console.print(f"  {decision.reason}")
+    console.print(f"  remember as: {remembered}")
+
+
+@policy_app.command("scan")
+def scan_command(
+    files: list[Path] = typer.Argument(..., help="Files to scan (- for standard input)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+) -> None:
+    """Scrub and scan text as if a tool had printed it; exit 1 if anything is flagged."""
+    engine = PolicyEngine.from_config({})
+    results = []
+    for path in files:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(errors="replace")
+        results.append((str(path), engine.post_tool("read_file", {"path": str(path)}, text,
+                                                    cwd=Path.cwd())))
+    if as_json:
+        typer.echo(json.dumps([{"file": name, "untrusted": r.untrusted, "flags": r.flags}
+                               for name, r in results], indent=2))
+    else:
+        console = Console()
+        for name, r in results:
+            console.print(f"{name}: {', '.join(r.flags) if r.flags else '[green]clean[/]'}")
+    if any(r.untrusted for _, r in results):
+        sys.exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(policy_app, name="policy")

@@ -1,0 +1,87 @@
+"""`codeloop verify [REPO]`: run a repository's tests and checks the way the verifier sees them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from codeloop.config import data_dir, load_settings
+from codeloop.errors import ConfigError
+from codeloop.sandbox.factory import make_sandbox
+from codeloop.verify.detect import detect, sandbox_which
+from codeloop.verify.settings import VerifySettings
+from codeloop.verify.verifier import Verification, Verifier
+from codeloop.workspace.factory import open_workspace
+
+console = Console()
+
+
+def _print(result: Verification, plan_lines: list[str]) -> None:
+    for line in plan_lines:
+        console.print(f"[dim]{line}[/]")
+    table = Table("command", "scope", "result", "exit", "seconds")
+    for run in result.runs:
+        style = "green" if run.outcome == "passed" else "red"
+        table.add_row(run.command, run.scope, f"[{style}]{run.counts}[/]", str(run.exit_code),
+                      f"{run.duration_ms / 1000:.1f}")
+    console.print(table)
+    failures = [f for r in result.runs for f in r.failures]
+    if failures:
+        listing = Table("failing", "kind", "severity")
+        for failure in failures[:50]:
+            listing.add_row(failure.headline(), failure.kind, failure.severity)
+        console.print(listing)
+        if len(failures) > 50:
+            console.print(f"... and {len(failures) - 50} more (use --json for all)")
+
+
+def verify_cmd(
+    repo: Annotated[Path, typer.Argument(help="Repository to verify.")] = Path("."),
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Tests to run (files or ids).")] = None,
+    checks: Annotated[bool, typer.Option("--checks/--no-checks", help="Run lint, type and security checks.")] = True,
+    plan_only: Annotated[bool, typer.Option("--plan", help="Only show which commands would run.")] = False,
+    no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run commands as host processes.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Run the tests and checks codeloop would verify edits with; your files are not changed."""
+    repo = repo.resolve()
+    if not repo.is_dir():
+        raise ConfigError(f"{repo} is not a directory", "pass the path of a repository")
+    settings = load_settings(repo)
+    verify = VerifySettings.load(settings.verify)
+    state = data_dir() / "verify-runs" / uuid.uuid4().hex[:12]
+    try:
+        workspace = open_workspace(repo, state)
+        sandbox = make_sandbox(no_sandbox or not settings.sandbox, workspace)
+        plan = detect(workspace.path, verify, sandbox_which(sandbox, workspace.path, verify.env))
+        if not checks:
+            plan.checks = []
+        if plan_only:
+            if as_json:
+                typer.echo(json.dumps({"plan": plan.describe()}))
+            else:
+                for line in plan.describe():
+                    console.print(line)
+            return
+        verifier = Verifier(workspace.path, sandbox, verify, changed_files=workspace.changed_files, plan=plan)
+        result = verifier.baseline(target)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    if as_json:
+        runs = result.data()["runs"]
+        typer.echo(json.dumps({"runs": runs, "passed": result.passed, "failed": result.failed}))
+    else:
+        _print(result, plan.describe())
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify_cmd)

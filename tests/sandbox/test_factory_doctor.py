@@ -1,0 +1,81 @@
+"""Backend choice and `codeloop doctor`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from codeloop.cli.doctor_cmds import register
+from codeloop.sandbox import factory
+from codeloop.sandbox.bwrap_backend import BwrapSandbox
+from codeloop.sandbox.errors import SandboxUnavailable
+from codeloop.sandbox.probe import Probe, probe
+from codeloop.sandbox.subprocess_backend import SubprocessSandbox
+from codeloop.workspace.copy import CopyWorkspace
+
+
+def _workspace(tmp_path: Path) -> CopyWorkspace:
+    (tmp_path / "repo").mkdir()
+    return CopyWorkspace(tmp_path / "repo", tmp_path / "state")
+
+
+def test_no_sandbox_gives_the_plain_backend(tmp_path: Path) -> None:
+    assert isinstance(factory.make_sandbox(True, _workspace(tmp_path)), SubprocessSandbox)
+
+
+def test_bwrap_is_the_default_when_probes_pass(tmp_path: Path) -> None:
+    if not probe().isolation_available:
+        pytest.skip(f"CANNOT EXERCISE: isolation unavailable ({probe().bwrap.detail})")
+    assert isinstance(factory.make_sandbox(False, _workspace(tmp_path)), BwrapSandbox)
+
+
+def test_missing_isolation_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stands for a machine where bwrap cannot start; the real probe result is edited.
+    broken = dataclasses.replace(probe(), bwrap=Probe(False, "simulated: no user namespaces"))
+    monkeypatch.setattr(factory, "probe", lambda: broken)
+    with pytest.raises(SandboxUnavailable) as err:
+        factory.make_sandbox(False, _workspace(tmp_path))
+    assert "simulated: no user namespaces" in err.value.message
+    assert "--no-sandbox" in err.value.hint
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        """Group mode, so `doctor` is a subcommand as in the real CLI."""
+
+    register(app)
+    return app
+
+
+def test_doctor_json_reports_every_probe() -> None:
+    result = CliRunner().invoke(_app(), ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    for key in (
+        "bwrap",
+        "overlay",
+        "seccomp",
+        "uid_drop",
+        "landlock",
+        "cgroups",
+        "user_namespaces",
+    ):
+        assert set(data[key]) == {"ok", "detail"}
+    assert data["isolation_available"] == probe().isolation_available
+
+
+def test_doctor_table_says_what_is_in_force() -> None:
+    result = CliRunner().invoke(_app(), ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "seccomp" in result.output
+    assert ("in force" in result.output) or ("isolation unavailable" in result.output)

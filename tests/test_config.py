@@ -1,0 +1,46 @@
+"""Settings layering (defaults < user file < project file < environment < flags) and errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeloop.config import load_settings
+from codeloop.errors import ConfigError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_each_layer_overrides_the_one_below(tmp_path: Path) -> None:
+    user = write(tmp_path / "user.toml", 'model = "openai:user"\napproval_mode = "ask"\n'
+                 "[budgets]\nmax_steps = 10\nmax_cost_usd = 1.0\n")
+    repo = tmp_path / "repo"
+    write(repo / ".codeloop" / "config.toml", 'model = "openai:project"\n[budgets]\nmax_steps = 20\n')
+    env = {"CODELOOP_MODEL": "anthropic:env", "CODELOOP_MAX_COST_USD": "2.5"}
+    s = load_settings(repo, {"budgets": {"max_steps": 30}}, env=env, user_file=user)
+    assert s.model == "anthropic:env"
+    assert s.budgets.max_steps == 30 and s.budgets.max_cost_usd == 2.5
+    assert s.approval_mode == "ask"
+    s = load_settings(repo, {}, env={}, user_file=user)
+    assert s.model == "openai:project" and s.budgets.max_steps == 20
+    assert s.budgets.max_cost_usd == 1.0
+    assert load_settings(repo, {"model": "openai:flag"}, env=env, user_file=user).model == "openai:flag"
+
+
+def test_a_bad_value_names_the_key(tmp_path: Path) -> None:
+    user = write(tmp_path / "user.toml", "[budgets]\nmax_steps = \"many\"\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(None, {}, env={}, user_file=user)
+    assert "budgets.max_steps" in info.value.message
+
+
+def test_broken_toml_is_a_clear_error(tmp_path: Path) -> None:
+    user = write(tmp_path / "user.toml", "model = \n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(None, {}, env={}, user_file=user)
+    assert "user.toml" in info.value.message and "TOML" in info.value.hint
