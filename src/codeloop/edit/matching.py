@@ -631,12 +631,13 @@ def _ambiguous(path: str, lines: list[int], level: str) -> AmbiguousMatch:
 def _anchor_position(doc: _Doc, anchors: tuple[str, ...]) -> int | None:
     """The line after the anchors, each sought after the previous one; None if one is missing."""
     pos = 0
-    keys = doc.keys(key_fold)
     for anchor in anchors:
         want = key_fold(anchor)
         if not want:
             continue
-        pos = next((i + 1 for i in range(pos, len(keys)) if keys[i].startswith(want)), -1)
+        found = (i + 1 for i in _anchor_lines(doc, key_fold, want)
+                 if i >= pos and key_fold(doc.lines[i]).startswith(want))
+        pos = next(found, -1)
         if pos < 0:
             return None
     return pos
