@@ -173,3 +173,9 @@ def test_brackets_in_model_text_and_output_are_shown_verbatim(tmp_path: Path) ->
     assert out.returncode == 0, out.stderr
     assert "[bold]this[/]" in out.stdout and "[before edits] [/]" in out.stdout
     assert "[done] for [real]" in out.stdout
+
+
+def test_usage_errors_have_no_traceback(tmp_path: Path) -> None:
+    out = cli(tmp_path, "sessions", "--bogus")
+    assert out.returncode == 2 and "No such option" in out.stderr
+    assert "Traceback" not in out.stderr

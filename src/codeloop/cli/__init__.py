@@ -8,6 +8,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from codeloop.errors import CodeloopError
 
@@ -40,30 +41,24 @@ def main(argv: list[str] | None = None) -> int:
     if debug:
         args.remove("--debug")
     try:
-        # Without standalone mode click returns the code of `raise typer.Exit(n)`.
-        code = app(args=args, standalone_mode=False)
+        # Standalone mode: click prints usage errors itself and exits with their code.
+        app(args=args, prog_name="codeloop")
     except CodeloopError as exc:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {exc.message}")
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
         if exc.hint:
-            err_console.print(f"[yellow]hint:[/] {exc.hint}")
+            err_console.print(f"[yellow]hint:[/] {escape(exc.hint)}")
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted; `codeloop resume ID` continues the session")
         return 130
     except SystemExit as exc:
-        return int(exc.code or 0) if isinstance(exc.code, int) else 1
-    except Exception as exc:  # click's usage errors and friends
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
-            return 130
-        raise
-    return code if isinstance(code, int) else 0
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        err_console.print(str(exc.code))
+        return 1
+    return 0
 
 
 def main_exit() -> None:
