@@ -14,7 +14,7 @@ from codeloop.events import UsageData
 from codeloop.llm import toolcalls
 from codeloop.llm.openai_provider import retry_after_seconds
 from codeloop.llm.pricing import cost_of
-from codeloop.llm.retry import with_retries
+from codeloop.llm.retry import complete_with_retries
 from codeloop.llm.types import (
     AuthenticationFailed,
     Completion,
@@ -116,18 +116,9 @@ class AnthropicModel:
                                           timeout=timeout_s)
 
     def complete(self, request: ModelRequest, on_delta: DeltaCallback | None = None) -> Completion:
-        def attempt() -> Completion:
-            try:
-                return self._stream(request, on_delta)
-            except ModelError:
-                raise
-            except Exception as exc:
-                raise map_anthropic_error(exc) from exc
-
-        completion, retries = with_retries(attempt, self.max_retries,
-                                           base_delay=self.retry_base_delay)
-        completion.retries = retries
-        return completion
+        return complete_with_retries(lambda: self._stream(request, on_delta),
+                                     map_anthropic_error, self.max_retries,
+                                     self.retry_base_delay)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         system, turns = to_wire(request.messages)

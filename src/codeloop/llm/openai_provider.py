@@ -15,7 +15,7 @@ from codeloop.config import Price
 from codeloop.events import UsageData
 from codeloop.llm import toolcalls
 from codeloop.llm.pricing import cost_of
-from codeloop.llm.retry import with_retries
+from codeloop.llm.retry import complete_with_retries
 from codeloop.llm.toolcalls import RawCall
 from codeloop.llm.types import (
     AuthenticationFailed,
@@ -162,18 +162,10 @@ class OpenAIModel:
 
         def attempt() -> Completion:
             started = time.perf_counter()
-            try:
-                answer = self._answer(request, on_delta, notes)
-            except ModelError:
-                raise
-            except Exception as exc:
-                raise map_openai_error(exc) from exc
-            return self._build(request, answer, started, notes)
+            return self._build(request, self._answer(request, on_delta, notes), started, notes)
 
-        completion, retries = with_retries(attempt, self.max_retries,
-                                           base_delay=self.retry_base_delay)
-        completion.retries = retries
-        return completion
+        return complete_with_retries(attempt, map_openai_error, self.max_retries,
+                                     self.retry_base_delay)
 
     def _answer(self, request: ModelRequest, on_delta: DeltaCallback | None,
                 notes: list[str]) -> _Answer:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from codeloop.llm.types import ModelError, RateLimited
+from codeloop.llm.types import Completion, ModelError, RateLimited
 
 T = TypeVar("T")
 
@@ -39,3 +39,24 @@ def with_retries(
                 on_retry(exc, attempt + 1, delay)
             sleep(delay)
             attempt += 1
+
+
+def complete_with_retries(
+    attempt: Callable[[], Completion],
+    map_error: Callable[[Exception], ModelError],
+    max_retries: int,
+    base_delay: float = 1.0,
+) -> Completion:
+    """One model call with retries: SDK exceptions become typed errors, then retry or raise."""
+
+    def guarded() -> Completion:
+        try:
+            return attempt()
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise map_error(exc) from exc
+
+    completion, retries = with_retries(guarded, max_retries, base_delay=base_delay)
+    completion.retries = retries
+    return completion
