@@ -47,6 +47,8 @@ class Settings(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)
     approval_mode: Literal["ask", "auto-edit", "full-auto"] = "full-auto"
     sandbox: bool = True
+    sandbox_backend: Literal["auto", "bwrap", "docker"] = "auto"
+    docker_image: str = "python:3.11-slim"
     permissions: dict[str, list[str]] = Field(default_factory=dict)
     hooks: list[dict[str, Any]] = Field(default_factory=list)
     verify: dict[str, Any] = Field(default_factory=dict)

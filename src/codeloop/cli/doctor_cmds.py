@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from codeloop.sandbox.docker_backend import docker_reachable
 from codeloop.sandbox.probe import Capabilities, Probe, probe
 
 
@@ -31,6 +32,10 @@ def _print(caps: Capabilities, console: Console) -> None:
     for name, p in _rows(caps):
         table.add_row(name, "[green]ok[/]" if p.ok else "[red]no[/]", p.detail)
     console.print(table)
+    reachable, detail = docker_reachable()
+    table.add_row("Docker engine", "[green]ok[/]" if reachable else "[red]no[/]",
+                  f"{detail} (backend used when bwrap cannot isolate, or when configured)")
+    console.print(table)
     version = caps.bwrap_version or "none"
     console.print(f"bwrap {version} at {caps.bwrap_path or '-'}; running as root: {caps.running_as_root}")
     if caps.isolation_available:
@@ -49,7 +54,9 @@ def doctor(json_out: bool = typer.Option(False, "--json", help="Print the probes
     """Probe the sandbox capabilities of this machine and show what is in force."""
     caps = probe()
     if json_out:
-        typer.echo(json.dumps(caps.to_dict(), indent=2))
+        reachable, detail = docker_reachable()
+        data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}}
+        typer.echo(json.dumps(data, indent=2))
         return
     _print(caps, Console())
 

@@ -35,3 +35,19 @@ def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = 
             "see `codeloop doctor`; `--no-sandbox` runs commands unisolated and asks before each",
         )
     return BwrapSandbox(workspace, capabilities=caps, egress=egress)
+
+
+def choose_backend(setting: str) -> str:
+    """"bwrap" or "docker" for a sandboxed session: bwrap where it works, else a reachable
+    Docker engine; `setting` ("auto", "bwrap", "docker") can insist on one."""
+    from codeloop.sandbox.docker_backend import docker_reachable
+
+    if setting == "bwrap" or (setting == "auto" and probe().isolation_available):
+        return "bwrap"
+    reachable, detail = docker_reachable()
+    if reachable:
+        return "docker"
+    if setting == "docker":
+        raise SandboxUnavailable(f"no Docker engine is reachable ({detail})",
+                                 "start Docker, or use sandbox_backend = \"bwrap\"")
+    return "bwrap"  # make_sandbox then explains why bwrap cannot isolate here

@@ -15,7 +15,8 @@ from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import load_instructions
 from codeloop.policy.engine import PolicyEngine
 from codeloop.sandbox.base import Limits, Sandbox
-from codeloop.sandbox.factory import make_sandbox
+from codeloop.sandbox.docker_backend import DockerSandbox
+from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import Approver, Control, FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
@@ -90,6 +91,9 @@ def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings
     Without a sandbox, commands run as host processes that may write files in place, so the
     workspace must be a private copy rather than hard links to the user's files.
     """
+    if settings.sandbox and choose_backend(settings.sandbox_backend) == "docker":
+        workspace = open_workspace(repo, state / "workspace", prefer="copy")
+        return workspace, DockerSandbox(workspace, settings.docker_image)
     if settings.sandbox:
         workspace = open_workspace(repo, state / "workspace")
         return workspace, make_sandbox(False, workspace)
