@@ -150,6 +150,6 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
     """Where sessions and the event store live."""
     env = dict(os.environ) if env is None else env
     if env.get("CODELOOP_DATA_DIR"):
-        return Path(env["CODELOOP_DATA_DIR"])
+        return Path(env["CODELOOP_DATA_DIR"]).expanduser()
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "codeloop"

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from codeloop.config import data_dir
 from codeloop.errors import SessionNotFound
-
-
-def data_dir() -> Path:
-    """`$CODELOOP_DATA_DIR`, else `$XDG_DATA_HOME/codeloop`, else `~/.local/share/codeloop`."""
-    explicit = os.environ.get("CODELOOP_DATA_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "codeloop"
-    return Path.home() / ".local" / "share" / "codeloop"
 
 
 def event_store_path() -> Path:
