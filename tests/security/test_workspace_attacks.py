@@ -10,15 +10,10 @@ import os
 import socket
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "workspace"))
-
-from wstools import make_repo, overlay_unavailable_reason, run_in_overlay, tree_hash
 
 import codeloop.workspace.overlay as overlay_module
 from codeloop.errors import PathOutsideWorkspace
@@ -26,6 +21,7 @@ from codeloop.workspace.errors import ProtectedPath, UnsafePath
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.overlay import OverlayWorkspace
 from codeloop.workspace.safe_git import git
+from tests.workspace.wstools import make_repo, overlay_unavailable_reason, run_in_overlay, tree_hash
 
 pytestmark = pytest.mark.security
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from wstools import make_repo, overlay_unavailable_reason
+from tests.workspace.wstools import make_repo, overlay_unavailable_reason
 
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.overlay import OverlayWorkspace

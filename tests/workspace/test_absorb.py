@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from wstools import run_in_overlay, tree_hash
+from tests.workspace.wstools import run_in_overlay, tree_hash
 
 from codeloop.workspace.errors import WorkspaceError
 from codeloop.workspace.overlay import OverlayWorkspace

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from wstools import run_in_overlay, tree_hash, visible_files
+from tests.workspace.wstools import run_in_overlay, tree_hash, visible_files
 
 import codeloop.workspace.apply as apply_module
 from codeloop.workspace.errors import ApplyFailed

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from wstools import visible_files
+from tests.workspace.wstools import visible_files
 
 from codeloop.workspace.overlay import OverlayWorkspace
 from codeloop.workspace.safe_git import git

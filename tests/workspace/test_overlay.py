@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from wstools import tree_hash, visible_files
+from tests.workspace.wstools import tree_hash, visible_files
 
 from codeloop.workspace.errors import ProtectedPath, WorkspaceError, WorkspaceStateError
 from codeloop.workspace.factory import open_workspace
