@@ -176,17 +176,7 @@ class BwrapSandbox:
                 finished=tracker.finished,
             )
             notes += self._merge(mount.upper)
-        return CommandResult(
-            exit_code=outcome.exit_code,
-            output=outcome.output,
-            duration_ms=outcome.duration_ms,
-            timed_out=outcome.timed_out,
-            killed_reason=outcome.killed_reason,
-            truncated=outcome.truncated,
-            output_bytes=outcome.output_bytes,
-            backend=self.name,
-            notes=notes,
-        )
+        return outcome.result(self.name, notes)
 
     def _merge(self, upper: Path | None) -> list[str]:
         """Fold the command's upper layer into the workspace (sanitized first)."""

@@ -92,8 +92,4 @@ class DockerSandbox:
         # Killing the client does not stop the container: remove it whatever happened.
         subprocess.run(["docker", "rm", "--force", name], capture_output=True, check=False,
                        timeout=30)
-        return CommandResult(
-            exit_code=outcome.exit_code, output=outcome.output, duration_ms=outcome.duration_ms,
-            timed_out=outcome.timed_out, killed_reason=outcome.killed_reason,
-            truncated=outcome.truncated, output_bytes=outcome.output_bytes, backend=self.name,
-        )
+        return outcome.result(self.name)

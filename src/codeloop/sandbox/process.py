@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeloop.sandbox.base import CommandResult
 from codeloop.sandbox.capture import HeadTail
 
 _CHUNK = 1 << 16
@@ -38,6 +39,15 @@ class ProcessOutcome:
             except ValueError:
                 return f"signal {-self.exit_code}"
         return None
+
+    def result(self, backend: str, notes: list[str] | None = None) -> CommandResult:
+        """The outcome as a backend reports it."""
+        return CommandResult(
+            exit_code=self.exit_code, output=self.output, duration_ms=self.duration_ms,
+            timed_out=self.timed_out, killed_reason=self.killed_reason,
+            truncated=self.truncated, output_bytes=self.output_bytes, backend=backend,
+            notes=notes or [],
+        )
 
 
 def _has_exited(pid: int) -> bool:

@@ -32,14 +32,4 @@ class SubprocessSandbox:
             timeout_s=lim.timeout_s,
             max_output_bytes=lim.max_output_bytes,
         )
-        return CommandResult(
-            exit_code=outcome.exit_code,
-            output=outcome.output,
-            duration_ms=outcome.duration_ms,
-            timed_out=outcome.timed_out,
-            killed_reason=outcome.killed_reason,
-            truncated=outcome.truncated,
-            output_bytes=outcome.output_bytes,
-            backend=self.name,
-            notes=["no isolation: the command ran as a host process"],
-        )
+        return outcome.result(self.name, ["no isolation: the command ran as a host process"])
