@@ -21,7 +21,13 @@ from codeloop.workspace.errors import ProtectedPath, UnsafePath
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.overlay import OverlayWorkspace
 from codeloop.workspace.safe_git import git
-from tests.workspace.wstools import make_repo, overlay_unavailable_reason, run_in_overlay, tree_hash
+from tests.workspace.wstools import (
+    make_repo,
+    open_overlay,
+    overlay_scratch_dir,
+    run_in_overlay,
+    tree_hash,
+)
 
 pytestmark = pytest.mark.security
 
@@ -51,20 +57,12 @@ def repo(tmp_path: Path, outside: Path) -> Path:
 
 @pytest.fixture
 def ws(repo: Path, tmp_path: Path) -> OverlayWorkspace:
-    opened = open_workspace(repo, tmp_path / "state")
-    assert isinstance(opened, OverlayWorkspace)
-    return opened
+    return open_overlay(repo, tmp_path / "state")
 
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
-    path = tmp_path / "overlay"
-    path.mkdir()
-    reason = overlay_unavailable_reason(path)
-    if reason:
-        print(f"NOT EXERCISED: {reason}")
-        pytest.skip(reason)
-    return path
+    return overlay_scratch_dir(tmp_path)
 
 
 def _untouched(outside: Path) -> None:

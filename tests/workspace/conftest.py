@@ -3,9 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.workspace.wstools import make_repo, overlay_unavailable_reason
+from tests.workspace.wstools import make_repo, open_overlay, overlay_scratch_dir
 
-from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.overlay import OverlayWorkspace
 
 
@@ -18,18 +17,9 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ws(repo: Path, tmp_path: Path) -> OverlayWorkspace:
-    opened = open_workspace(repo, tmp_path / "state")
-    assert isinstance(opened, OverlayWorkspace)
-    return opened
+    return open_overlay(repo, tmp_path / "state")
 
 
 @pytest.fixture
 def overlay_scratch(tmp_path: Path) -> Path:
-    """A scratch dir for overlay upper/work layers; skips (with the reason) without overlays."""
-    scratch = tmp_path / "overlay"
-    scratch.mkdir()
-    reason = overlay_unavailable_reason(scratch)
-    if reason:
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
-    return scratch
+    return overlay_scratch_dir(tmp_path)

@@ -8,7 +8,11 @@ import stat
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from codeloop.workspace.base import LayeredWorkspace
+from codeloop.workspace.factory import open_workspace
+from codeloop.workspace.overlay import OverlayWorkspace
 from codeloop.workspace.safe_git import git
 
 IDENTITY = ["-c", "user.name=Test", "-c", "user.email=test@example.invalid"]
@@ -112,3 +116,21 @@ def run_in_overlay(ws: LayeredWorkspace, script: str, scratch: Path) -> Path:
         upper.rename(kept)
         upper.mkdir()
     return kept
+
+
+def open_overlay(repo: Path, state: Path) -> OverlayWorkspace:
+    """The session workspace over `repo`, which must be the overlay kind."""
+    opened = open_workspace(repo, state)
+    assert isinstance(opened, OverlayWorkspace)
+    return opened
+
+
+def overlay_scratch_dir(tmp_path: Path) -> Path:
+    """A scratch dir for overlay upper/work layers; skips (printing why) without overlays."""
+    scratch = tmp_path / "overlay"
+    scratch.mkdir()
+    reason = overlay_unavailable_reason(scratch)
+    if reason:
+        print(f"NOT EXERCISED: {reason}")
+        pytest.skip(reason)
+    return scratch
