@@ -11,7 +11,7 @@ from rich.prompt import Prompt
 
 from codeloop.events import ApprovalGiven, ApprovalRequested, ToolCallData
 from codeloop.policy.engine import remember_rule
-from codeloop.session.runner import Approver
+from codeloop.session.authorise import Approver
 
 
 def terminal_approver(console: Console) -> Approver | None:

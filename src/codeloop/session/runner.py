@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from codeloop.config import Budgets
 from codeloop.context.assemble import tools_tokens
@@ -20,8 +20,6 @@ from codeloop.context.messages import build_messages, conversation, task_message
 from codeloop.context.tokens import get_counter
 from codeloop.events import (
     INTERRUPTED_MARKER,
-    ApprovalGiven,
-    ApprovalRequested,
     BudgetWarning,
     Compacted,
     Event,
@@ -30,7 +28,6 @@ from codeloop.events import (
     ModelCallFailed,
     ModelCallFinished,
     ModelCallStarted,
-    PolicyDecided,
     SessionFinished,
     SessionPaused,
     SessionResumed,
@@ -53,12 +50,13 @@ from codeloop.llm.types import (
     ToolSpec,
 )
 from codeloop.policy.engine import PolicyEngine
+from codeloop.session.authorise import Approver, Gatekeeper
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
 from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
 from codeloop.tools.base import Observation, ToolContext
-from codeloop.tools.registry import ToolRegistry, Validated
+from codeloop.tools.registry import ToolRegistry
 
 MAX_OBSERVATION_CHARS = 30_000
 FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error",
@@ -75,9 +73,6 @@ class FinishGate(Protocol):
     def check_finish(self) -> tuple[bool, str, bool]:
         """(allow, message for the model, escalate to a human)."""
         ...
-
-
-Approver = Callable[[ApprovalRequested, ToolCallData], ApprovalGiven | None]
 
 
 @dataclass
@@ -125,7 +120,7 @@ class Runner:
         self.ctx.session_id = session_id
         self.budgets = budgets
         self.policy = policy
-        self.approver = approver
+        self.gate = Gatekeeper(policy, approver, self._emit_one) if policy is not None else None
         self.finish_gate = finish_gate
         self.on_event = on_event
         self.on_delta = on_delta
@@ -164,7 +159,8 @@ class Runner:
             raise ModelError(f"session {self.session_id} has no start event")
         if self.state.is_over:
             return self.state
-        self._remember_rules(self.state.approvals.values())
+        if self.gate is not None:
+            self.gate.remember(self.state.approvals.values())
         if self.state.steps or self.state.status == "paused":
             self._resume()
         if self.state.finish_summary is not None and not self.state.is_over:
@@ -310,8 +306,9 @@ class Runner:
         if isinstance(checked, Observation):
             self._record(call, checked, 0.0)
             return True
-        if self.policy is not None:
-            verdict = self._authorise(call, checked)
+        if self.gate is not None:
+            verdict = self.gate.authorise(call, checked, self.state, self.ctx.root,
+                                          self.session_id)
             if verdict is None:
                 return False
             if verdict is not True:
@@ -346,53 +343,6 @@ class Runner:
             self._finish("finished", summary=self.state.finish_summary)
         return True
 
-    def _authorise(self, call: ToolCallData, checked: Validated
-                   ) -> Observation | Literal[True] | None:
-        """True to run, an error observation if refused, None to pause for a human."""
-        assert self.policy is not None
-        args = checked.args.model_dump()
-        given = self.state.approvals.get(call.id)
-        if given is None:
-            try:
-                decision = self.policy.decide(call.name, checked.tool.tier, args,
-                                              self.state.tainted, self.ctx.root, self.session_id)
-                action, rule, reason, source = (decision.action, decision.rule, decision.reason,
-                                                decision.source)
-            except Exception as exc:  # fail closed
-                action, rule, reason, source = "deny", "", f"policy error: {exc}", "default"
-            self._emit(PolicyDecided(call_id=call.id, decision=action,
-                                     rule=rule, reason=reason, source=source))
-            if action == "allow":
-                return True
-            if action == "deny":
-                return Observation(ok=False, error=f"denied by policy ({rule or source}): {reason}")
-            digest = self.policy.approval_digest(call.name, args)
-            request = ApprovalRequested(call_id=call.id, name=call.name,
-                                        summary=_describe(call.name, args), digest=digest)
-            if call.id not in self.state.pending_approvals:
-                self._emit(request)
-            if self.approver is None:
-                return None
-            answer = self.approver(request, call)
-            if answer is None:
-                return None
-            self._emit(answer)
-            self._remember_rules([answer])
-            given = answer
-        digest_now = self.policy.approval_digest(call.name, args)
-        if not given.approved:
-            return Observation(ok=False, error=f"the user denied this call: {given.reason or 'no reason given'}")
-        if given.digest != digest_now:
-            return Observation(ok=False, error="the approval was for a different call; not run")
-        return True
-
-    def _remember_rules(self, approvals: Iterable[ApprovalGiven]) -> None:
-        if self.policy is None:
-            return
-        for given in approvals:
-            if given.approved and given.remember_rule:
-                self.policy.allow_rule(given.remember_rule)
-
     def _start(self, call: ToolCallData) -> None:
         """Recorded just before the tool runs: started-but-unfinished means interrupted."""
         if call.id not in self.state.started_calls:
@@ -413,10 +363,3 @@ class Runner:
             ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=obs.data,
         ))
 
-
-def _describe(name: str, args: dict[str, Any]) -> str:
-    if name == "run":
-        return f"run: {args.get('command', '')}"
-    if "path" in args:
-        return f"{name}: {args['path']}"
-    return f"{name}: {args}"

@@ -17,8 +17,9 @@ from codeloop.policy.engine import PolicyEngine
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.docker_backend import DockerSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
+from codeloop.session.authorise import Approver
 from codeloop.session.prompts import system_prompt
-from codeloop.session.runner import Approver, Control, FinishGate, Runner
+from codeloop.session.runner import Control, FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
 from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
