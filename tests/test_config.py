@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import load_settings
+from codeloop.config import load_settings, project_config_path
 from codeloop.errors import ConfigError
+from codeloop.project_trust import trust
 
 
 def write(path: Path, text: str) -> Path:
@@ -21,12 +22,15 @@ def test_each_layer_overrides_the_one_below(tmp_path: Path) -> None:
                  "[budgets]\nmax_steps = 10\nmax_cost_usd = 1.0\n")
     repo = tmp_path / "repo"
     write(repo / ".codeloop" / "config.toml", 'model = "openai:project"\n[budgets]\nmax_steps = 20\n')
-    env = {"CODELOOP_MODEL": "anthropic:env", "CODELOOP_MAX_COST_USD": "2.5"}
+    data = tmp_path / "data"
+    trust(repo, project_config_path(repo), data)
+    env = {"CODELOOP_MODEL": "anthropic:env", "CODELOOP_MAX_COST_USD": "2.5",
+           "CODELOOP_DATA_DIR": str(data)}
     s = load_settings(repo, {"budgets": {"max_steps": 30}}, env=env, user_file=user)
     assert s.model == "anthropic:env"
     assert s.budgets.max_steps == 30 and s.budgets.max_cost_usd == 2.5
     assert s.approval_mode == "ask"
-    s = load_settings(repo, {}, env={}, user_file=user)
+    s = load_settings(repo, {}, env={"CODELOOP_DATA_DIR": str(data)}, user_file=user)
     assert s.model == "openai:project" and s.budgets.max_steps == 20
     assert s.budgets.max_cost_usd == 1.0
     assert load_settings(repo, {"model": "openai:flag"}, env=env, user_file=user).model == "openai:flag"

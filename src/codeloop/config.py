@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codeloop.errors import ConfigError
+from codeloop.project_trust import Screened, is_trusted, screen
 
 
 class Budgets(BaseModel):
@@ -124,11 +125,13 @@ def load_settings(
     env: dict[str, str] | None = None,
     user_file: Path | None = None,
 ) -> Settings:
-    """Build the settings for a run from every layer, later layers winning."""
+    """Build the settings for a run from every layer, later layers winning.
+
+    An untrusted project file only tightens (see `project_trust`)."""
     env = dict(os.environ) if env is None else env
     layers = [_read_toml(user_file or user_config_path())]
     if repo is not None:
-        layers.append(_read_toml(project_config_path(repo)))
+        layers.append(project_layer(repo, layers[0], env).layer)
     layers.append(_from_env(env))
     layers.append({k: v for k, v in (flags or {}).items() if v is not None})
     merged: dict[str, Any] = {}
@@ -144,6 +147,22 @@ def load_settings(
             f"invalid configuration: {problems}",
             f"check {user_config_path()}, .codeloop/config.toml and CODELOOP_* variables",
         ) from exc
+
+
+def project_layer(repo: Path, user: dict[str, Any], env: dict[str, str] | None = None
+                  ) -> Screened:
+    """The repository's config file as far as it may apply, and what was left out."""
+    path = project_config_path(repo)
+    raw = _read_toml(path)
+    if not raw or is_trusted(repo, path, data_dir(env)):
+        return Screened(raw)
+    return screen(raw, _merge(Settings().model_dump(), user))
+
+
+def ignored_project_keys(repo: Path, env: dict[str, str] | None = None,
+                         user_file: Path | None = None) -> list[str]:
+    """Keys of the repository's config file that are not applied until it is trusted."""
+    return project_layer(repo, _read_toml(user_file or user_config_path()), env).ignored
 
 
 def data_dir(env: dict[str, str] | None = None) -> Path:

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from codeloop.cli.approve import terminal_approver
 from codeloop.cli.render import STATUS_STYLE, JsonRenderer, LiveRenderer, diff_view
+from codeloop.cli.trust_cmds import notice_untrusted
 from codeloop.config import Settings, load_settings
 from codeloop.errors import CodeloopError
 from codeloop.llm.factory import make_model
@@ -123,6 +124,7 @@ def register(app: typer.Typer) -> None:
         if no_sandbox:
             flags["sandbox"] = False
         settings = load_settings(repo, flags)
+        notice_untrusted(repo, Console(stderr=True, highlight=False))
         llm = make_model(settings.model, settings)
         store = open_store()
         sid = start_session(store, task, repo, settings, llm.name)

@@ -1,0 +1,68 @@
+"""`codeloop trust`: let a repository's own `.codeloop/config.toml` loosen settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.syntax import Syntax
+
+from codeloop.config import data_dir, ignored_project_keys, project_config_path
+from codeloop.errors import ConfigError
+from codeloop.project_trust import is_trusted, revoke, trust
+
+
+def notice_untrusted(repo: Path, console: Console) -> None:
+    """Tell the user which keys of the project's config file are not applied, and why."""
+    ignored = ignored_project_keys(repo)
+    if ignored:
+        console.print(
+            f"[yellow]note:[/] {escape(str(project_config_path(repo)))} is not trusted; ignored: "
+            f"{escape(', '.join(ignored))}. Review it, then run `codeloop trust --repo "
+            f"{escape(str(repo))}` to apply it.")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("trust")
+    def trust_command(
+        repo: Annotated[Path, typer.Option(help="The repository whose config file to trust.")] = Path("."),
+        revoke_: Annotated[bool, typer.Option("--revoke", help="Stop trusting it.")] = False,
+        yes: Annotated[bool, typer.Option("--yes", help="Do not ask; trust the file as it is.")] = False,
+        json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> None:
+        """Trust this repository's .codeloop/config.toml (hooks, sandbox, model, base_url...)."""
+        repo = repo.resolve()
+        config = project_config_path(repo)
+        data = data_dir()
+        console = Console()
+        if revoke_:
+            removed = revoke(repo, data)
+            _report(console, json_out, repo, "revoked" if removed else "was not trusted")
+            return
+        if not config.is_file():
+            raise ConfigError(f"{config} does not exist", "nothing to trust in this repository")
+        if is_trusted(repo, config, data):
+            _report(console, json_out, repo, "already trusted")
+            return
+        ignored = ignored_project_keys(repo)
+        if not yes:
+            console.print(Syntax(config.read_text(errors="replace"), "toml"))
+            console.print(f"Trusting applies: {', '.join(ignored) or '(nothing it tightens only)'}")
+            if not typer.confirm("Trust this file as it is now?", default=False):
+                _report(console, json_out, repo, "not trusted")
+                raise typer.Exit(1)
+        digest = trust(repo, config, data)
+        _report(console, json_out, repo, "trusted", digest, ignored)
+
+
+def _report(console: Console, json_out: bool, repo: Path, status: str, digest: str = "",
+            applied: list[str] | None = None) -> None:
+    if json_out:
+        print(json.dumps({"repo": str(repo), "status": status, "sha256": digest,
+                          "applied": applied or []}))
+    else:
+        console.print(f"{escape(str(repo))}: {status}")
