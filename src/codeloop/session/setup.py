@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
 from codeloop.tools.registry import ToolRegistry
+from codeloop.tools.visibility import READ_DENIED
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.factory import open_workspace
 
@@ -110,6 +112,11 @@ def make_policy(settings: Settings) -> PolicyEngine:
     )
 
 
+def read_denied_check(policy: PolicyEngine, root: Path) -> Callable[[str], bool]:
+    """For tools that walk many files: whether a deny rule covers reading this path."""
+    return lambda rel: policy.is_path_denied("read_file", rel, root)
+
+
 @dataclass
 class RuntimeParts:
     """The optional collaborators a runner can be given."""
@@ -130,14 +137,16 @@ def build_runner(
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
                                                     settings)
     limits = Limits(timeout_s=settings.budgets.command_timeout_s)
+    policy = parts.policy or make_policy(settings)
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits,
-                      services={"verify_config": settings.verify})
+                      services={"verify_config": settings.verify,
+                                READ_DENIED: read_denied_check(policy, workspace.path)})
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
     return Runner(
         store, session_id, model, registry or default_registry(), ctx, settings.budgets,
-        policy=parts.policy or make_policy(settings), approver=parts.approver, finish_gate=gate,
+        policy=policy, approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,

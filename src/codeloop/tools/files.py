@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pydantic import Field
 
 from codeloop.errors import PathOutsideWorkspace
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
+from codeloop.tools.visibility import visible
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -96,7 +98,12 @@ class ListFilesTool(Tool):
             entries.extend(f"{prefix}{f}" for f in sorted(filenames))
             if len(entries) > self.max_entries:
                 break
+        entries = visible(ctx, entries, lambda entry: _repo_relative(ctx, base, entry))
         truncated = len(entries) > self.max_entries
         shown = sorted(entries[: self.max_entries])
         note = f"\n[first {self.max_entries} entries; list a subdirectory for more]" if truncated else ""
         return Observation(ok=True, output="\n".join(shown) + note, truncated=truncated)
+
+
+def _repo_relative(ctx: ToolContext, base: Path, entry: str) -> str:
+    return os.path.relpath(base / entry.rstrip("/"), os.path.realpath(ctx.workspace.path))

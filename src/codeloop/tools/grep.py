@@ -12,6 +12,7 @@ from pydantic import Field
 
 from codeloop.errors import PathOutsideWorkspace
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
+from codeloop.tools.visibility import visible
 
 MAX_MATCHES = 200
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".tox"}
@@ -89,9 +90,10 @@ class GrepTool(Tool):
         lines, error = _rg(args, rel, cwd, rg) if rg else _python_grep(args, rel, cwd)
         if error:
             return Observation(ok=False, error=error)
+        lines = visible(ctx, [line.removeprefix("./") for line in lines],
+                        lambda line: line.split(":", 1)[0])
         if not lines:
             return Observation(ok=True, output="no matches")
-        lines = [line.removeprefix("./") for line in lines]
         truncated = len(lines) > MAX_MATCHES
         shown = lines[:MAX_MATCHES]
         note = (f"\n[{len(lines)} matches, first {MAX_MATCHES} shown; narrow the pattern, path "

@@ -11,6 +11,7 @@ from codeloop.context.repomap import build_repo_map
 from codeloop.context.retrieval import number_lines
 from codeloop.index.service import RepoIndex, open_index
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
+from codeloop.tools.visibility import visible
 
 OUTPUT_TOKENS = 4_000
 _SNIPPET_LINES = 30
@@ -47,7 +48,7 @@ class SearchCode(Tool):
     tier = "read"
 
     def run(self, args: SearchCodeArgs, ctx: ToolContext) -> Observation:
-        hits = index_for(ctx).search(args.query, args.limit)
+        hits = visible(ctx, index_for(ctx).search(args.query, args.limit), lambda h: h.path)
         if not hits:
             return Observation(ok=True, output=f"no code matches {args.query!r}; try other "
                                "words, find_symbol, or grep for an exact string")
@@ -78,7 +79,7 @@ class FindSymbol(Tool):
     tier = "read"
 
     def run(self, args: FindSymbolArgs, ctx: ToolContext) -> Observation:
-        hits = index_for(ctx).find_symbol(args.name, args.limit)
+        hits = visible(ctx, index_for(ctx).find_symbol(args.name, args.limit), lambda h: h.path)
         if not hits:
             return Observation(ok=True, output=f"no definition named {args.name!r}; try "
                                "search_code or grep")
@@ -102,7 +103,8 @@ class FindReferences(Tool):
     tier = "read"
 
     def run(self, args: FindReferencesArgs, ctx: ToolContext) -> Observation:
-        hits = index_for(ctx).find_references(args.name, args.limit)
+        hits = visible(ctx, index_for(ctx).find_references(args.name, args.limit),
+                       lambda h: h.path)
         if not hits:
             return Observation(ok=True, output=f"no references to {args.name!r} found; grep "
                                "finds textual uses")
