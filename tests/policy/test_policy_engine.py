@@ -260,6 +260,19 @@ def test_post_hooks(hook_script: HookScript, repo: Path, tmp_path: Path) -> None
     assert result.untrusted and "payload-42" not in result.text
 
 
+def test_post_hook_additional_context_reaches_the_model(hook_script: HookScript, repo: Path
+                                                       ) -> None:
+    note = hook_script("print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PostToolUse', "
+                       "'additionalContext': 'lint: 2 new warnings in calc.py'}}))\n")
+    eng = engine(hooks=[{"event": "post_tool", "command": note}])
+    result = eng.post_tool("run", {"command": "ls"}, "a\nb\n", cwd=repo)
+    assert not result.untrusted
+    assert result.text.startswith("a\nb") and result.text.endswith("lint: 2 new warnings in calc.py")
+    tainted = eng.post_tool("read_file", {"path": ".env"}, "K=1", cwd=repo)
+    assert tainted.untrusted and tainted.text.endswith("lint: 2 new warnings in calc.py")
+    assert "END UNTRUSTED" in tainted.text.split("[note from a post-tool hook]")[0]
+
+
 # -- approvals --------------------------------------------------------------------------
 
 

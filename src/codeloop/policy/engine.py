@@ -222,11 +222,13 @@ class PolicyEngine:
             text = f"[output withheld by a post-tool hook: {verdict.reason}]"
         elif verdict.action == "ask":
             flags.append("post_hook_flagged")
+        # The user's own hook adds this after any untrusted wrapping: it is not tool output.
+        note = f"\n\n[note from a post-tool hook]\n{verdict.context}" if verdict.context else ""
         if not flags:
-            return PostToolResult(text, False, [])
+            return PostToolResult(text + note, False, [])
         removed = [cleaned.summary()] if cleaned.suspicious else []
         notes = "\n".join(f"- {n}" for n in removed + cleaned.notes[:5])
-        return PostToolResult(wrap_untrusted(text, flags, notes), True, flags)
+        return PostToolResult(wrap_untrusted(text, flags, notes) + note, True, flags)
 
     # -- approvals -----------------------------------------------------------------------
 

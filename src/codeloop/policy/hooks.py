@@ -16,7 +16,7 @@ import os
 import re
 import signal
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,6 +76,8 @@ class HookVerdict:
     action: HookAction | None
     reason: str = ""
     hook: str = ""
+    # `hookSpecificOutput.additionalContext` of post-tool hooks: a note for the model.
+    context: str = ""
 
 
 def hook_payload(event: HookEvent, name: str, args: dict[str, Any], session_id: str,
@@ -166,16 +168,18 @@ def _parse_answer(out: bytes, hook: str) -> HookVerdict:
                            "change the call by denying with a reason instead", hook)
     raw: Any = None
     reason: Any = ""
+    extra = specific.get("additionalContext") if isinstance(specific, dict) else None
+    context = extra.strip() if isinstance(extra, str) else ""
     if isinstance(specific, dict) and "permissionDecision" in specific:
         raw, reason = specific["permissionDecision"], specific.get("permissionDecisionReason", "")
     elif answer.get("decision") is not None:
         raw, reason = answer["decision"], answer.get("reason", "")
     if raw is None:
-        return HookVerdict(None, "", hook)
+        return HookVerdict(None, "", hook, context)
     action = _DECISIONS.get(raw) if isinstance(raw, str) else None
     if action is None:
         return HookVerdict("deny", f"hook answered an unknown decision {raw!r}", hook)
-    return HookVerdict(action, str(reason or f"hook said {raw}"), hook)
+    return HookVerdict(action, str(reason or f"hook said {raw}"), hook, context)
 
 
 def run_hooks(hooks: list[HookSpec], event: HookEvent, name: str, args: dict[str, Any],
@@ -191,8 +195,9 @@ def run_hooks(hooks: list[HookSpec], event: HookEvent, name: str, args: dict[str
         if verdict.action == "deny":
             return verdict
         verdicts.append(verdict)
+    context = "\n".join(v.context for v in verdicts if v.context)
     for action in ("ask", "allow"):
         for verdict in verdicts:
             if verdict.action == action:
-                return verdict
-    return HookVerdict(None)
+                return replace(verdict, context=context)
+    return HookVerdict(None, context=context)
