@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
-import selectors
 import socket
 import threading
 import time
@@ -19,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from codeloop.sandbox.egress_forwarder import pipe
 
 Resolver = Callable[[str, int], list[str]]
 _MAX_HEAD = 16_384
@@ -173,7 +174,7 @@ class EgressProxy:
                     upstream.sendall(after_head)
             else:
                 upstream.sendall(head)
-            _relay(client, upstream)
+            pipe(client, upstream)
         except (OSError, ValueError) as exc:
             with contextlib.suppress(OSError):
                 client.sendall(b"HTTP/1.1 502 Bad Gateway\r\n\r\n" + str(exc).encode()[:200])
@@ -201,19 +202,3 @@ def _parse_request(data: bytes) -> tuple[str, str, bytes]:
     if len(parts) != 3:
         raise ValueError(f"bad request line {line!r}")
     return parts[0].upper(), parts[1], rest
-
-
-def _relay(a: socket.socket, b: socket.socket) -> None:
-    sel = selectors.DefaultSelector()
-    sel.register(a, selectors.EVENT_READ, b)
-    sel.register(b, selectors.EVENT_READ, a)
-    try:
-        while True:
-            for key, _ in sel.select():
-                src: socket.socket = key.fileobj  # type: ignore[assignment]
-                chunk = src.recv(65536)
-                if not chunk:
-                    return
-                key.data.sendall(chunk)
-    finally:
-        b.close()

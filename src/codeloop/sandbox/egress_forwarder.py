@@ -14,7 +14,7 @@ import sys
 import threading
 
 
-def _pipe(a: socket.socket, b: socket.socket) -> None:
+def pipe(a: socket.socket, b: socket.socket) -> None:
     """Copy bytes both ways until either side closes."""
     sel = selectors.DefaultSelector()
     sel.register(a, selectors.EVENT_READ, b)
@@ -44,7 +44,7 @@ def _serve(listener: socket.socket, path: str) -> None:
             client.close()
             upstream.close()
             continue
-        threading.Thread(target=_pipe, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
 
 
 def main() -> None:
