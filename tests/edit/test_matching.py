@@ -28,79 +28,59 @@ def apply(search: str, replace: str, text: str = CODE, **kw: object) -> tuple[st
     return result.text, result.strategy
 
 
-def test_exact():
-    text, level = apply("        data = fh.read()\n", "        data = fh.read().strip()\n")
-    assert level == "exact"
-    assert "data = fh.read().strip()\n" in text
-    assert text.count("\n") == CODE.count("\n")
+TABBED = "def f():\n\tif x:\n\t\treturn 1\n"
+QUOTED = 'msg = "hello"\nname = \'x\'\n'
 
 
-def test_trailing_whitespace_is_ignored_and_not_copied():
-    text, level = apply("        data = fh.read()   \n    return data \n",
-                        "        data = fh.read()   \n    return data.upper()  \n")
-    assert level == "trailing_whitespace"
-    assert "    return data.upper()\n" in text
+@pytest.mark.parametrize(("search", "replace", "text", "level", "before", "after"), [
+    pytest.param("        data = fh.read()\n", "        data = fh.read().strip()\n", CODE, "exact",
+                 "        data = fh.read()\n", "        data = fh.read().strip()\n", id="exact"),
+    pytest.param("        data = fh.read()   \n    return data \n",
+                 "        data = fh.read()   \n    return data.upper()  \n", CODE,
+                 "trailing_whitespace", "    return data\n", "    return data.upper()\n",
+                 id="trailing-whitespace-ignored-and-not-copied"),
+    pytest.param("if key:\n    self.items[key] = value\n",
+                 "if key:\n    self.items[key] = value\n    self.dirty = True\n", CODE, "indentation",
+                 "            self.items[key] = value\n",
+                 "            self.items[key] = value\n            self.dirty = True\n",
+                 id="dedented-search-reindented"),
+    pytest.param("\tdef save(self, key, value):\n\t\tif key:\n",
+                 "\tdef save(self, key, value):\n\t\tif key is not None:\n", CODE, "indentation",
+                 "        if key:\n", "        if key is not None:\n", id="tabs-for-spaces"),
+    pytest.param("  def save(self, key, value):\n    if key:\n      self.items[key] = value\n",
+                 "  def save(self, key, value):\n    if key:\n      self.items[key] = value\n"
+                 "      if value:\n        self.count += 1\n", CODE, "indentation",
+                 "            self.items[key] = value\n",
+                 "            self.items[key] = value\n            if value:\n"
+                 "                self.count += 1\n", id="two-space-indent-scaled"),
+    pytest.param("    if x:\n        return 1\n", "    if x:\n        return 2\n", TABBED,
+                 "indentation", "\t\treturn 1\n", "\t\treturn 2\n", id="tab-indented-file-keeps-tabs"),
+    pytest.param("msg = “hello”\n", "msg = “hello, world”\nother = ‘y’\n", QUOTED, "unicode",
+                 'msg = "hello"\n', 'msg = "hello, world"\nother = \'y\'\n',
+                 id="curly-quotes-matched-and-folded-in-new-lines"),
+    pytest.param("import\u00a0os\n", "import sys\n", CODE, "unicode", "import os\n", "import sys\n",
+                 id="odd-spaces"),
+    pytest.param("import os\ndef load(path):\n", "import os\nimport sys\ndef load(path):\n", CODE,
+                 "blank_lines", "import os\n", "import os\nimport sys\n", id="missing-blank-lines"),
+    pytest.param("\n\n    return data\n\n\n\n", "\n\n    return data or None\n\n\n\n", CODE,
+                 "blank_lines", "    return data\n", "    return data or None\n",
+                 id="spurious-blank-lines"),
+    pytest.param("def load(path):\n    ...\n    return data\n",
+                 "def load(path, mode='r'):\n    ...\n    return data\n", CODE, "elision",
+                 "def load(path):\n", "def load(path, mode='r'):\n", id="elision-keeps-elided-lines"),
+    pytest.param("    with open(path) as fh:\n        data = fh.raed()\n    return data\n",
+                 "    with open(path) as fh:\n        data = fh.read()\n    return data + '!'\n", CODE,
+                 "fuzzy", "    return data\n", "    return data + '!'\n", id="fuzzy-high-similarity"),
+])
+def test_each_level_changes_only_the_matched_lines(search: str, replace: str, text: str, level: str,
+                                                    before: str, after: str) -> None:
+    out, got = apply(search, replace, text)
+    assert got == level
+    assert text.count(before) == 1
+    assert out == text.replace(before, after)
 
 
-def test_dedented_search_is_reindented():
-    text, level = apply("if key:\n    self.items[key] = value\n",
-                        "if key:\n    self.items[key] = value\n    self.dirty = True\n")
-    assert level == "indentation"
-    assert "            self.items[key] = value\n            self.dirty = True\n" in text
-
-
-def test_tabs_for_spaces_and_two_space_indent():
-    tabbed, level = apply("\tdef save(self, key, value):\n\t\tif key:\n",
-                          "\tdef save(self, key, value):\n\t\tif key is not None:\n")
-    assert level == "indentation"
-    assert "        if key is not None:\n" in tabbed
-    two, level = apply("  def save(self, key, value):\n    if key:\n      self.items[key] = value\n",
-                       "  def save(self, key, value):\n    if key:\n      self.items[key] = value\n"
-                       "      if value:\n        self.count += 1\n")
-    assert level == "indentation"
-    assert "            if value:\n                self.count += 1\n" in two
-
-
-def test_tab_indented_file_keeps_tabs():
-    text = "def f():\n\tif x:\n\t\treturn 1\n"
-    out, level = apply("    if x:\n        return 1\n", "    if x:\n        return 2\n", text)
-    assert level == "indentation"
-    assert out == "def f():\n\tif x:\n\t\treturn 2\n"
-
-
-def test_curly_quotes_are_matched_and_folded_in_new_lines():
-    text = 'msg = "hello"\nname = \'x\'\n'
-    out, level = apply("msg = “hello”\n", "msg = “hello, world”\nother = ‘y’\n", text)
-    assert level == "unicode"
-    assert out == 'msg = "hello, world"\nother = \'y\'\nname = \'x\'\n'
-
-
-def test_odd_spaces_match():
-    out, level = apply("import\u00a0os\n", "import sys\n")
-    assert level == "unicode"
-    assert out.startswith("import sys\n")
-
-
-def test_missing_and_spurious_blank_lines():
-    out, level = apply("import os\ndef load(path):\n", "import os\nimport sys\ndef load(path):\n")
-    assert level == "blank_lines"
-    assert out.startswith("import os\nimport sys\n\n\ndef load(path):\n")
-    out, level = apply("\n\n    return data\n\n\n\n", "\n\n    return data or None\n\n\n\n")
-    assert "    return data or None\n\n\nclass Store:" in out
-
-
-def test_elision_keeps_the_elided_lines():
-    out, level = apply("def load(path):\n    ...\n    return data\n",
-                       "def load(path, mode='r'):\n    ...\n    return data\n")
-    assert level == "elision"
-    assert "def load(path, mode='r'):\n    with open(path) as fh:\n        data = fh.read()\n    return data\n" in out
-
-
-def test_fuzzy_needs_high_similarity():
-    out, level = apply("    with open(path) as fh:\n        data = fh.raed()\n    return data\n",
-                       "    with open(path) as fh:\n        data = fh.read()\n    return data + '!'\n")
-    assert level == "fuzzy"
-    assert "    return data + '!'\n" in out
+def test_no_match_shows_the_closest_region():
     with pytest.raises(NoMatch) as err:
         apply("totally different\ncontent here\n", "x\n")
     assert "closest region" in err.value.message

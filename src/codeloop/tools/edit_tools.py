@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -54,34 +55,45 @@ class ApplyPatchArgs(ToolArgs):
     )
 
 
-class EditFile(Tool):
+class _FileOpsTool(Tool):
+    """A write tool whose arguments become file operations, planned and written all or none."""
+
+    tier: ClassVar[Tier] = "write"
+
+    @abstractmethod
+    def ops(self, args: Any) -> list[FileOp]:
+        """The file operations the arguments ask for (may raise CodeloopError)."""
+
+    def run(self, args: Any, ctx: ToolContext) -> Observation:
+        return run_ops(self.name, lambda: self.ops(args), ctx)
+
+
+class EditFile(_FileOpsTool):
     name: ClassVar[str] = "edit_file"
     description: ClassVar[str] = (
         "Replace `old` with `new` in one file. `old` must match exactly one place (unless "
         "replace_all); small whitespace, indentation and quote differences are tolerated."
     )
     args_model: ClassVar[type[ToolArgs]] = EditFileArgs
-    tier: ClassVar[Tier] = "write"
 
-    def run(self, args: EditFileArgs, ctx: ToolContext) -> Observation:
+    def ops(self, args: EditFileArgs) -> list[FileOp]:
         edit = Edit(args.old, args.new, whole_lines=False, replace_all=args.replace_all)
-        return run_ops(self.name, lambda: [FileOp(args.path, "update", (edit,))], ctx)
+        return [FileOp(args.path, "update", (edit,))]
 
 
-class WriteFile(Tool):
+class WriteFile(_FileOpsTool):
     name: ClassVar[str] = "write_file"
     description: ClassVar[str] = (
         "Write the whole content of a file, creating it (and its folders) if needed. "
         "An existing file keeps its encoding and line endings."
     )
     args_model: ClassVar[type[ToolArgs]] = WriteFileArgs
-    tier: ClassVar[Tier] = "write"
 
-    def run(self, args: WriteFileArgs, ctx: ToolContext) -> Observation:
-        return run_ops(self.name, lambda: [FileOp(args.path, "write", content=args.content)], ctx)
+    def ops(self, args: WriteFileArgs) -> list[FileOp]:
+        return [FileOp(args.path, "write", content=args.content)]
 
 
-class ApplyPatch(Tool):
+class ApplyPatch(_FileOpsTool):
     name: ClassVar[str] = "apply_patch"
     description: ClassVar[str] = (
         "Apply a patch to one or more files, all or nothing. Accepts SEARCH/REPLACE blocks "
@@ -89,10 +101,9 @@ class ApplyPatch(Tool):
         "file), a unified diff, or a '*** Begin Patch' envelope with Add/Delete/Update File."
     )
     args_model: ClassVar[type[ToolArgs]] = ApplyPatchArgs
-    tier: ClassVar[Tier] = "write"
 
-    def run(self, args: ApplyPatchArgs, ctx: ToolContext) -> Observation:
-        return run_ops(self.name, lambda: parse_patch(args.patch, default_path=args.path), ctx)
+    def ops(self, args: ApplyPatchArgs) -> list[FileOp]:
+        return parse_patch(args.patch, default_path=args.path)
 
 
 def _normalise(op: FileOp, ctx: ToolContext) -> FileOp:

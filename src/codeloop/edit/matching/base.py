@@ -1,0 +1,60 @@
+"""What the matching ladder takes and gives: the edit, its result, and a candidate place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from codeloop.edit.normalize import LineFix, identity
+
+LEVELS = (
+    "exact",
+    "trailing_whitespace",
+    "indentation",
+    "unicode",
+    "blank_lines",
+    "elision",
+    "fuzzy",
+)
+# How many candidate line numbers a refusal lists.
+MAX_SHOWN = 12
+
+KeyFn = Callable[[str], str]
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One search/replace pair plus whatever says where it belongs."""
+
+    search: str
+    replace: str
+    # False for str_replace semantics: `search` may be any substring, not whole lines.
+    whole_lines: bool = True
+    replace_all: bool = False
+    hint_line: int | None = None
+    anchors: tuple[str, ...] = ()
+    at_eof: bool = False
+
+
+@dataclass(frozen=True)
+class EditResult:
+    text: str
+    strategy: str
+    start_line: int
+    old_lines: int
+    new_lines: int
+    already_applied: bool = False
+
+
+@dataclass
+class Candidate:
+    """A file window [start, end) a level found, each search line's span in it, and the fix
+    that fits new lines to the file."""
+
+    start: int
+    end: int
+    align: list[Span | None]
+    fix: LineFix = identity
+    # Search indent widths when the re-indent scales widths (e.g. 2 -> 4 spaces).
+    levels: set[int] | None = None
