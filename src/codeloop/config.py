@@ -47,6 +47,9 @@ class Settings(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
     prices: dict[str, Price] = Field(default_factory=dict)
     approval_mode: Literal["ask", "auto-edit", "full-auto"] = "full-auto"
+    # Whether a plan the model proposes waits for a person; unset follows approval_mode
+    # (only "ask" asks).
+    plan_approval: bool | None = None
     sandbox: bool = True
     sandbox_backend: Literal["auto", "bwrap", "docker"] = "auto"
     docker_image: str = "python:3.11-slim"
@@ -58,6 +61,12 @@ class Settings(BaseModel):
     tool_protocol: Literal["auto", "native", "text"] = "auto"
     local: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def plans_need_approval(self) -> bool:
+        if self.plan_approval is not None:
+            return self.plan_approval
+        return self.approval_mode == "ask"
+
 
 # Environment variables that map onto settings (flat keys; budgets use a prefix).
 _ENV = {
@@ -66,6 +75,7 @@ _ENV = {
     "CODELOOP_API_KEY": "api_key",
     "CODELOOP_SMALL_MODEL": "small_model",
     "CODELOOP_APPROVAL_MODE": "approval_mode",
+    "CODELOOP_PLAN_APPROVAL": "plan_approval",
     "CODELOOP_TOOL_PROTOCOL": "tool_protocol",
 }
 _ENV_BUDGETS = {

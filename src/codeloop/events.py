@@ -191,6 +191,55 @@ class ApprovalGiven(EventBase):
     by: str = "user"
 
 
+class PlanStepIn(BaseModel):
+    """A proposed step."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    title: str
+    detail: str = ""
+    depends_on: list[str] = Field(default_factory=list)
+
+
+StepStatus = Literal["pending", "in_progress", "done", "skipped"]
+
+
+class PlanStep(PlanStepIn):
+    """A step with its progress."""
+
+    status: StepStatus = "pending"
+    note: str = ""
+
+
+class PlanProposed(EventBase):
+    """The model proposed a plan (the call of `propose_plan`); a person may have to approve it.
+
+    The answer is the `ApprovalGiven` for `call_id`, so a plan waits exactly as a tool call does.
+    """
+
+    type: Literal["plan_proposed"] = "plan_proposed"
+    call_id: str
+    summary: str
+    steps: list[PlanStep]
+    needs_approval: bool = False
+
+
+class PlanStepChange(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    status: StepStatus | None = None
+    note: str | None = None
+
+
+class PlanUpdated(EventBase):
+    """Progress on the current plan: step statuses and notes (the set of steps is unchanged)."""
+
+    type: Literal["plan_updated"] = "plan_updated"
+    changes: list[PlanStepChange]
+
+
 class FileEdited(EventBase):
     type: Literal["file_edited"] = "file_edited"
     path: str
@@ -276,6 +325,8 @@ KnownEvent = Annotated[
     | PolicyDecided
     | ApprovalRequested
     | ApprovalGiven
+    | PlanProposed
+    | PlanUpdated
     | FileEdited
     | CommandRan
     | BudgetWarning
@@ -320,8 +371,8 @@ _KNOWN_TYPES = {
     for cls in (
         SessionStarted, SessionResumed, UserMessage, SystemNote, SessionFinished, SessionPaused,
         ModelCallStarted, ModelCallFinished, ModelCallFailed, ToolCallStarted, ToolCallFinished,
-        PolicyDecided, ApprovalRequested, ApprovalGiven, FileEdited, CommandRan, BudgetWarning,
-        LoopDetected, Compacted, VerificationRan, ReviewDecided,
+        PolicyDecided, ApprovalRequested, ApprovalGiven, PlanProposed, PlanUpdated, FileEdited,
+        CommandRan, BudgetWarning, LoopDetected, Compacted, VerificationRan, ReviewDecided,
     )
 }
 

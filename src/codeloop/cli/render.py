@@ -10,9 +10,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 
-from codeloop.events import StoredEvent
+from codeloop.events import PlanStep, StoredEvent
 from codeloop.llm.types import StreamDelta
 
 MAX_OUTPUT_LINES = 12
@@ -29,6 +30,27 @@ def short(value: Any, limit: int = 120) -> str:
 
 def diff_view(diff: str) -> Syntax:
     return Syntax(diff, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
+
+
+STEP_STYLE = {"pending": ("○", "white"), "in_progress": ("◐", "cyan"), "done": ("●", "green"),
+              "skipped": ("⊘", "dim")}
+
+
+def plan_table(summary: str, steps: list[PlanStep], title: str = "plan") -> Table:
+    """A plan's steps for people: status, id, title (with detail and note), dependencies."""
+    table = Table(title=f"{title}: {escape(summary)}", title_justify="left", expand=False)
+    for col in ("", "id", "step", "after"):
+        table.add_column(col)
+    for step in steps:
+        mark, style = STEP_STYLE[step.status]
+        text = escape(step.title)
+        if step.detail:
+            text += f"\n[dim]{escape(step.detail)}[/]"
+        if step.note:
+            text += f"\n[italic dim]{escape(step.note)}[/]"
+        table.add_row(f"[{style}]{mark}[/]", escape(step.id), text,
+                      escape(", ".join(step.depends_on)))
+    return table
 
 
 class JsonRenderer:
@@ -97,6 +119,13 @@ class LiveRenderer:
         elif kind == "file_edited":
             c.print(f"[magenta]edited {escape(data['path'])}[/] [dim]({escape(data['strategy'])})[/]")
             c.print(diff_view(data["diff"]))
+        elif kind == "plan_proposed":
+            steps = [PlanStep.model_validate(st) for st in data["steps"]]
+            asks = " (needs approval)" if data["needs_approval"] else ""
+            c.print(plan_table(data["summary"], steps, title=f"plan proposed{asks}"))
+        elif kind == "plan_updated":
+            changes = ", ".join(f"{ch['id']} → {ch['status'] or 'note'}" for ch in data["changes"])
+            c.print(f"[cyan]plan progress:[/] {escape(changes)}")
         elif kind == "system_note":
             c.print(f"[yellow]note:[/] {escape(data['text'])}")
         elif kind in ("budget_warning", "loop_detected"):

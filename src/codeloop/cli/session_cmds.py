@@ -109,6 +109,7 @@ def register(app: typer.Typer) -> None:
         max_tokens: Annotated[int | None, typer.Option(help="Stop past this many tokens.")] = None,
         timeout: Annotated[float | None, typer.Option(help="Wall-clock limit in seconds.")] = None,
         approval_mode: Annotated[str | None, typer.Option(help="ask | auto-edit | full-auto")] = None,
+        plan_approval: Annotated[bool | None, typer.Option("--plan-approval/--no-plan-approval", help="Ask before adopting the model's plan (default: only in approval mode ask).")] = None,
         no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run commands without isolation (every command is asked).")] = False,
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
@@ -118,7 +119,7 @@ def register(app: typer.Typer) -> None:
             "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
             "wall_clock_s": timeout}.items() if v is not None}
         flags: dict[str, Any] = {"model": model, "base_url": base_url,
-                                 "approval_mode": approval_mode}
+                                 "approval_mode": approval_mode, "plan_approval": plan_approval}
         if budgets:
             flags["budgets"] = budgets
         if no_sandbox:

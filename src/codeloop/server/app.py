@@ -28,6 +28,7 @@ from codeloop.server.schemas import (
     EventOut,
     Message,
     PendingApproval,
+    PlanOut,
     RejectIn,
     SessionDetail,
     SessionOut,
@@ -36,6 +37,7 @@ from codeloop.server.service import (
     Conflict,
     ModelFactory,
     SessionService,
+    plan_dict,
     remembered_rules,
     session_settings,
 )
@@ -95,6 +97,7 @@ def _detail(service: SessionService, row: SessionRow, state: SessionState) -> Se
                           cost_usd=state.cost_usd, max_cost_usd=budgets.max_cost_usd),
         pending_approvals=[PendingApproval(**p) for p in service.pending(state)],
         remembered_rules=remembered_rules(state),
+        plan=None if state.plan is None else PlanOut(**plan_dict(state.plan)),
     )
 
 
@@ -151,7 +154,8 @@ def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
         """Create a session and queue it to run."""
         budgets = body.budgets.model_dump(exclude_none=True)
         sid = await asyncio.to_thread(service.create, user, body.task, Path(body.repo),
-                                      body.model, budgets, body.approval_mode)
+                                      body.model, budgets, body.approval_mode,
+                                      body.plan_approval)
         service.pool.submit(sid, user)
         return _session_out(service, store.get(sid))
 
@@ -212,7 +216,7 @@ def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
 
     @app.get("/sessions/{session_id}/approvals", responses=_ERRORS, tags=["approvals"])
     async def approvals(session_id: str, user: User) -> list[PendingApproval]:
-        """Tool calls waiting for a person's answer."""
+        """Tool calls and plans waiting for a person's answer."""
         view = service.view(session_id, user)
         return [PendingApproval(**p) for p in service.pending(view.state)]
 
@@ -222,7 +226,8 @@ def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
                       remember: Annotated[bool, Query(description=(
                           "Also allow calls like this for the rest of the session"))] = False,
                       body: ApprovalIn | None = None) -> SessionOut:
-        """Approve the call (optionally remembering it as an allow rule); the session runs on."""
+        """Approve the call or plan (optionally remembering it: an allow rule for a call, no
+        more questions about plans for a plan); the session runs on."""
         service.decide(session_id, user, call_id, True, body.reason if body else "", remember)
         return _session_out(service, service.owned(session_id, user))
 
@@ -230,7 +235,7 @@ def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
               tags=["approvals"])
     async def deny(session_id: str, call_id: str, user: User,
                    body: ApprovalIn | None = None) -> SessionOut:
-        """Refuse the call; the model sees the reason and the session runs on."""
+        """Refuse the call or plan; the model sees the reason and the session runs on."""
         service.decide(session_id, user, call_id, False, body.reason if body else "", False)
         return _session_out(service, service.owned(session_id, user))
 

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from codeloop.events import PlanStep
+
 
 class BudgetsIn(BaseModel):
     """Limits for one session; unset fields keep the server's configured values."""
@@ -27,6 +29,9 @@ class CreateSession(BaseModel):
     model: str | None = Field(default=None, description="PROVIDER:MODEL, or scripted:FILE.")
     budgets: BudgetsIn = Field(default_factory=BudgetsIn)
     approval_mode: Literal["ask", "auto-edit", "full-auto"] | None = None
+    plan_approval: bool | None = Field(
+        default=None, description="Whether proposed plans wait for a person; unset follows "
+                                  "approval_mode (only \"ask\" asks).")
 
 
 class SessionOut(BaseModel):
@@ -55,13 +60,28 @@ class BudgetUse(BaseModel):
     max_cost_usd: float
 
 
+class PlanOut(BaseModel):
+    """A plan the model proposed: its steps (a DAG by `depends_on`) and their progress."""
+
+    call_id: str = Field(description="The propose_plan call that proposed it.")
+    summary: str
+    approval: Literal["pending", "approved", "rejected"]
+    done: int = Field(description="Steps done or skipped.")
+    total: int
+    steps: list[PlanStep]
+
+
 class PendingApproval(BaseModel):
+    kind: Literal["tool", "plan"] = Field(
+        default="tool", description="A tool call, or a plan (then `plan` holds its steps).")
     call_id: str
     name: str
     summary: str
     digest: str
     arguments: dict[str, Any] | None = None
-    remember_rule: str = Field(description="The rule that approve-and-remember would add.")
+    remember_rule: str = Field(description="The rule that approve-and-remember would add "
+                                           "(for a plan: stop asking for plans this session).")
+    plan: PlanOut | None = None
 
 
 class SessionDetail(SessionOut):
@@ -76,6 +96,7 @@ class SessionDetail(SessionOut):
     budgets: BudgetUse
     pending_approvals: list[PendingApproval]
     remembered_rules: list[str]
+    plan: PlanOut | None = Field(default=None, description="The plan being worked, if any.")
 
 
 class EventOut(BaseModel):

@@ -24,6 +24,7 @@ from codeloop.events import (
 )
 from codeloop.llm.factory import make_model
 from codeloop.llm.types import Model
+from codeloop.planner.model import Plan
 from codeloop.policy import remember_rule
 from codeloop.server.notify import NotifyingStore
 from codeloop.server.pool import WorkerPool
@@ -57,6 +58,11 @@ class Conflict(CodeloopError):
 class SessionView:
     row: SessionRow
     state: SessionState
+
+
+def plan_dict(plan: Plan) -> dict[str, Any]:
+    return {"call_id": plan.call_id, "summary": plan.summary, "approval": plan.approval,
+            "done": plan.done, "total": len(plan.steps), "steps": list(plan.steps)}
 
 
 def remembered_rules(state: SessionState) -> list[str]:
@@ -104,9 +110,11 @@ class SessionService:
     # -- creating and running -------------------------------------------------------------
 
     def create(self, user: str, task: str, repo: Path, model: str | None,
-               budgets: dict[str, Any], approval_mode: str | None) -> str:
+               budgets: dict[str, Any], approval_mode: str | None,
+               plan_approval: bool | None = None) -> str:
         """Record a new session (blocking: reads the repository); `pool.submit` runs it."""
-        flags: dict[str, Any] = {"model": model, "approval_mode": approval_mode}
+        flags: dict[str, Any] = {"model": model, "approval_mode": approval_mode,
+                                 "plan_approval": plan_approval}
         if budgets:
             flags["budgets"] = budgets
         settings = self._settings(repo, flags, budgets)
@@ -200,7 +208,7 @@ class SessionService:
                            "reject it with feedback to make it continue")
         if state.pending_approvals:
             raise Conflict(f"session {row.id} waits for an approval",
-                           "approve or deny the pending call")
+                           "approve or deny the pending call or plan")
         self.pool.submit(row.id, row.owner)
 
     # -- approvals --------------------------------------------------------------------------
@@ -213,9 +221,12 @@ class SessionService:
         for request in state.pending_approvals.values():
             call = next((c for c in state.requested if c.id == request.call_id), None)
             args = call.arguments if call is not None else None
+            proposal = state.proposals.get(request.call_id)
             out.append({"call_id": request.call_id, "name": request.name,
                         "summary": request.summary, "digest": request.digest,
-                        "arguments": args, "remember_rule": remember_rule(request.name, args or {})})
+                        "arguments": args, "remember_rule": remember_rule(request.name, args or {}),
+                        "kind": "tool" if proposal is None else "plan",
+                        "plan": None if proposal is None else plan_dict(proposal)})
         return out
 
     def decide(self, session_id: str, user: str, call_id: str, approved: bool, reason: str,

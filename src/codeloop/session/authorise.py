@@ -30,6 +30,17 @@ def describe(name: str, args: dict[str, Any]) -> str:
     return f"{name}: {args}"
 
 
+def ask_human(request: ApprovalRequested, call: ToolCallData, state: SessionState,
+              approver: Approver | None, emit: Callable[[Event], None]) -> ApprovalGiven | None:
+    """Record the request (once) and the approver's answer; None while nobody has answered."""
+    if call.id not in state.pending_approvals:
+        emit(request)
+    answer = approver(request, call) if approver is not None else None
+    if answer is not None:
+        emit(answer)
+    return answer
+
+
 class Gatekeeper:
     """Records each decision as an event; approvals are bound to the exact call's digest."""
 
@@ -65,12 +76,9 @@ class Gatekeeper:
             request = ApprovalRequested(call_id=call.id, name=call.name,
                                         summary=describe(call.name, args),
                                         digest=self.policy.approval_digest(call.name, args))
-            if call.id not in state.pending_approvals:
-                self.emit(request)
-            answer = self.approver(request, call) if self.approver is not None else None
+            answer = ask_human(request, call, state, self.approver, self.emit)
             if answer is None:
                 return None
-            self.emit(answer)
             self.remember([answer])
             given = answer
         if not given.approved:

@@ -49,13 +49,16 @@ from codeloop.llm.types import (
     ScriptExhausted,
     ToolSpec,
 )
+from codeloop.planner.model import Plan
 from codeloop.policy.engine import PolicyEngine
 from codeloop.session.authorise import Approver, Gatekeeper
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
+from codeloop.session.plan_gate import PlanGate
 from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
 from codeloop.tools.base import Observation, ToolContext
+from codeloop.tools.plan_tools import CURRENT_PLAN, ProposePlanArgs
 from codeloop.tools.registry import ToolRegistry
 
 MAX_OBSERVATION_CHARS = 30_000
@@ -110,6 +113,7 @@ class Runner:
         max_output_tokens: int = 8192,
         context_window: int | None = None,
         summariser: Model | None = None,
+        plan_approval: bool = False,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -118,9 +122,12 @@ class Runner:
         self.ctx = tool_ctx
         self.ctx.emit = self._emit_one
         self.ctx.session_id = session_id
+        self.ctx.services[CURRENT_PLAN] = self._current_plan
         self.budgets = budgets
         self.policy = policy
+        self.approver = approver
         self.gate = Gatekeeper(policy, approver, self._emit_one) if policy is not None else None
+        self.plans = PlanGate(plan_approval, approver, self._emit_one)
         self.finish_gate = finish_gate
         self.on_event = on_event
         self.on_delta = on_delta
@@ -129,6 +136,9 @@ class Runner:
         self.context_window = context_window
         self.summariser = summariser
         self.state = SessionState()
+
+    def _current_plan(self) -> Plan | None:
+        return self.state.plan
 
     # --- the log ---------------------------------------------------------------------------
 
@@ -161,6 +171,9 @@ class Runner:
             return self.state
         if self.gate is not None:
             self.gate.remember(self.state.approvals.values())
+        if self.state.pending_approvals and self.approver is None:
+            # Nobody here can answer: a resume would only be recorded and stop again.
+            return self.state
         if self.state.steps or self.state.status == "paused":
             self._resume()
         if self.state.finish_summary is not None and not self.state.is_over:
@@ -306,14 +319,17 @@ class Runner:
         if isinstance(checked, Observation):
             self._record(call, checked, 0.0)
             return True
-        if self.gate is not None:
+        verdict: Observation | Literal[True] | None = True
+        if isinstance(checked.args, ProposePlanArgs):
+            verdict = self.plans.authorise(call, checked.args, self.state)
+        elif self.gate is not None:
             verdict = self.gate.authorise(call, checked, self.state, self.ctx.root,
                                           self.session_id)
-            if verdict is None:
-                return False
-            if verdict is not True:
-                self._record(call, verdict, 0.0)
-                return True
+        if verdict is None:
+            return False
+        if verdict is not True:
+            self._record(call, verdict, 0.0)
+            return True
         if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
             # Only on the untouched tree: after a resume the files may already be edited.
             self.finish_gate.before_edit()

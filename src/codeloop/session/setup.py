@@ -150,4 +150,5 @@ def build_runner(
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,
+        plan_approval=settings.plans_need_approval,
     )

@@ -16,6 +16,8 @@ from codeloop.events import (
     FileEdited,
     ModelCallFinished,
     ModelCallStarted,
+    PlanProposed,
+    PlanUpdated,
     SessionFinished,
     SessionStarted,
     StoredEvent,
@@ -23,6 +25,7 @@ from codeloop.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from codeloop.planner.model import Plan
 
 
 def action_signature(call: ToolCallData) -> str:
@@ -73,6 +76,10 @@ class SessionState:
     # a resume after their answer (a crash while such a call runs is then an interruption).
     awaiting_approval: set[str] = field(default_factory=set)
     tainted: bool = False
+    # The plan being worked (approved, or adopted where no approval is needed) and every
+    # proposal by its call id; a proposal waiting for a person is also a pending approval.
+    plan: Plan | None = None
+    proposals: dict[str, Plan] = field(default_factory=dict)
     compactions: int = 0
     # A successful finish whose SessionFinished was not yet written (killed in between).
     finish_summary: str | None = None
@@ -88,6 +95,12 @@ class SessionState:
     def unfinished_calls(self) -> list[ToolCallData]:
         """Calls of the last model turn that have no result yet (started or not)."""
         return [c for c in self.requested if c.id not in self.finished_calls]
+
+    @property
+    def pending_plan(self) -> Plan | None:
+        """The proposed plan waiting for a person's answer, if any."""
+        return next((self.proposals[c] for c in self.pending_approvals if c in self.proposals),
+                    None)
 
     def interrupted_calls(self) -> list[ToolCallData]:
         """Calls that started but never finished: the process died while they ran."""
@@ -171,8 +184,21 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
     elif isinstance(event, ApprovalGiven):
         state.approvals[event.call_id] = event
         state.pending_approvals.pop(event.call_id, None)
+        proposal = state.proposals.get(event.call_id)
+        if proposal is not None:
+            state.proposals[event.call_id] = proposal.decided(event.approved)
+            if event.approved:
+                state.plan = state.proposals[event.call_id]
         if state.finished is None and not state.pending_approvals:
             state.status = "running"
+    elif isinstance(event, PlanProposed):
+        proposal = Plan.from_proposal(event)
+        state.proposals[event.call_id] = proposal
+        if not event.needs_approval:
+            state.plan = proposal
+    elif isinstance(event, PlanUpdated):
+        if state.plan is not None:
+            state.plan = state.plan.updated(event.changes)
     elif kind == "budget_warning":
         state.warned_budgets.add(str(getattr(event, "budget", "")))
     elif kind == "loop_detected":

@@ -7,6 +7,7 @@ from codeloop.tools.edit_tools import ApplyPatch, EditFile, WriteFile
 from codeloop.tools.files import ListFilesTool, ReadFileTool
 from codeloop.tools.finish import FinishTool
 from codeloop.tools.grep import GrepTool
+from codeloop.tools.plan_tools import ProposePlan, UpdatePlan
 from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.run import RunTool
 from codeloop.tools.search_tools import SEARCH_TOOLS
@@ -16,7 +17,7 @@ from codeloop.tools.verify_tools import RunChecks, RunTests
 def default_tools() -> list[Tool]:
     return [ReadFileTool(), ListFilesTool(), GrepTool(), *(t() for t in SEARCH_TOOLS),
             EditFile(), WriteFile(), ApplyPatch(), RunTool(), RunTests(), RunChecks(),
-            FinishTool()]
+            ProposePlan(), UpdatePlan(), FinishTool()]
 
 
 def default_registry() -> ToolRegistry:

@@ -129,6 +129,7 @@ async function refreshDetail() {
   $("#btn-resume").disabled = d.active || d.status !== "paused";
   $("#btn-cancel").disabled = ended;
   renderApprovals(d.pending_approvals);
+  renderPlan(d.plan);
   if (!d.active && d.status !== "running") await showReview(d);
   else $("#review").hidden = true;
 }
@@ -150,17 +151,46 @@ function renderApprovals(pending) {
       catch (e) { alert(e.message); }
       refreshDetail();
     };
-    return el("div", { class: "approval", "data-call": p.call_id },
-      el("strong", {}, "Approval needed: "), el("code", {}, p.summary),
+    const plan = p.kind === "plan" && p.plan;
+    return el("div", { class: "approval" + (plan ? " plan" : ""), "data-call": p.call_id },
+      el("strong", {}, plan ? "Plan needs approval: " : "Approval needed: "),
+      plan ? plan.summary : el("code", {}, p.summary),
+      plan ? planSteps(plan) : null,
       el("div", { class: "actions" },
         el("button", { class: "primary approve", onclick: act("approve", { reason: "" }) }, "Approve"),
-        el("button", { class: "remember", title: p.remember_rule,
+        el("button", { class: "remember",
+                       title: plan ? "approve, and stop asking about plans in this session" : p.remember_rule,
                        onclick: act("approve?remember=true", { reason: "" }) },
-           "Approve & remember"),
+           plan ? "Approve & stop asking" : "Approve & remember"),
         reason,
         el("button", { class: "danger deny", onclick: () => act("deny", { reason: reason.value })() },
            "Deny")));
   }));
+}
+
+// A plan's steps as a list: status mark, id, title, what it waits for, detail and note.
+function planSteps(plan) {
+  return el("ol", { class: "plan-steps" }, ...plan.steps.map((st) => el("li",
+    { class: "step st-" + st.status, "data-step": st.id },
+    el("span", { class: "mark" }, STEP_MARKS[st.status] || ""), " ",
+    el("code", {}, st.id), " ", st.title,
+    st.depends_on.length ? el("span", { class: "muted" }, " after " + st.depends_on.join(", ")) : null,
+    st.detail ? el("div", { class: "muted" }, st.detail) : null,
+    st.note ? el("div", { class: "note" }, st.note) : null)));
+}
+
+const STEP_MARKS = { pending: "○", in_progress: "◐", done: "●", skipped: "⊘" };
+
+function renderPlan(plan) {
+  const box = $("#plan");
+  box.hidden = !plan;
+  if (!plan) return;
+  $("#plan-summary").textContent = plan.summary;
+  const bar = $("#m-plan");
+  bar.max = plan.total || 1;
+  bar.value = plan.done;
+  $("#t-plan").textContent = `${plan.done} / ${plan.total} steps`;
+  $("#plan-steps").replaceChildren(planSteps(plan));
 }
 
 async function showReview(d) {
@@ -232,6 +262,14 @@ function render(item) {
         e.new_failures.length ? el("div", {}, "new failures: " + e.new_failures.join(", ")) : null,
         e.summary ? el("p", {}, e.summary) : null);
       break;
+    case "plan_proposed":
+      node = entry("plan", item.seq, el("strong", {}, "plan proposed"),
+        e.needs_approval ? " (needs approval): " : ": ", e.summary,
+        planSteps({ steps: e.steps })); break;
+    case "plan_updated":
+      node = entry("plan", item.seq, el("strong", {}, "plan progress: "),
+        e.changes.map((c) => c.id + (c.status ? " → " + c.status.replace("_", " ") : "") +
+                              (c.note ? " (" + c.note + ")" : "")).join(", ")); break;
     case "approval_requested":
       node = entry("approval", item.seq, "asks approval: ", el("code", {}, e.summary)); break;
     case "approval_given":
@@ -298,7 +336,8 @@ async function main() {
     ev.preventDefault();
     const f = ev.target;
     const body = { task: f.task.value, repo: f.repo.value, model: f.model.value || null,
-                   approval_mode: f.approval_mode.value || null, budgets: {} };
+                   approval_mode: f.approval_mode.value || null, budgets: {},
+                   plan_approval: f.plan_approval.value ? f.plan_approval.value === "ask" : null };
     if (f.max_steps.value) body.budgets.max_steps = Number(f.max_steps.value);
     try {
       const s = await api("POST", "/sessions", body);

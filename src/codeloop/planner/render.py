@@ -1,0 +1,20 @@
+"""The plan as text for the model (and for logs): one line per step, with marks and deps."""
+
+from __future__ import annotations
+
+from codeloop.planner.model import Plan
+
+MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "skipped": "[-]"}
+
+
+def render_plan(plan: Plan) -> str:
+    """A compact, stable text rendering of the plan and its progress."""
+    lines = [f"Plan ({plan.approval}, {plan.done}/{len(plan.steps)} done): {plan.summary}"]
+    for step in plan.steps:
+        after = f" (after: {', '.join(step.depends_on)})" if step.depends_on else ""
+        lines.append(f"{MARKS[step.status]} {step.id}: {step.title}{after}")
+        if step.detail:
+            lines.append(f"      {step.detail}")
+        if step.note:
+            lines.append(f"      note: {step.note}")
+    return "\n".join(lines)
