@@ -152,9 +152,12 @@ def child(args: argparse.Namespace) -> None:
         root = Path(tmp) / "tree"
         root.mkdir()
         if args.child == "sympy":
-            archive = subprocess.run(["git", f"--git-dir={args.mirror}", "archive",
-                                      args.commit], capture_output=True, check=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+            # Piped, not read into this process: ~40 MB of archive would count in its RSS.
+            archive = subprocess.Popen(["git", f"--git-dir={args.mirror}", "archive",
+                                        args.commit], stdout=subprocess.PIPE)
+            subprocess.run(["tar", "-x", "-C", str(root)], stdin=archive.stdout, check=True)
+            if archive.wait() != 0:
+                raise SystemExit(f"git archive {args.commit} failed")
             rows = [json.loads(x) for x in INSTANCES.read_text().splitlines() if x.strip()]
             queries = [r["problem_statement"] for r in rows if r["repo"] == "sympy/sympy"]
         else:
