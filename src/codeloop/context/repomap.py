@@ -45,8 +45,12 @@ def build_repo_map(index: RepoIndex, focus_text: str, budget_tokens: int,
     result = RepoMap("", 0)
     defs_by_file = index.definitions_in([p for p, _ in ranked])
     for path, _score in ranked:
-        defs = sorted(defs_by_file.get(path, []), key=lambda h: _def_order(h, focus))
-        chosen = sorted(defs[:MAX_DEFS_PER_FILE], key=lambda h: h.start_line)
+        defs = defs_by_file.get(path, [])  # in line order
+        if len(defs) > MAX_DEFS_PER_FILE:
+            # Only a file with more definitions than fit needs choosing (most do not).
+            defs = sorted(defs, key=lambda h: _def_order(h, focus))[:MAX_DEFS_PER_FILE]
+            defs.sort(key=lambda h: h.start_line)
+        chosen = defs
         title = f"{path}:"
         block = [f"{hit.start_line:>6}│ {_indent(hit)}{hit.signature}" for hit in chosen]
         # One count per file; line by line only for the file that reaches the budget.

@@ -138,13 +138,15 @@ class LexicalIndex:
         avgdl = self._total_len / max(1, self._n_docs)
         idf = {t: math.log(1 + (self._n_docs - self._df[t] + 0.5) / (self._df[t] + 0.5))
                for t in set(query)}
+        repeats = Counter(query)  # a term said twice counts twice, as in the base index
         out = []
         for key, (counts, length) in self._overlay.items():
             score = 0.0
-            for t in query:
+            for t, times in repeats.items():
                 tf = counts.get(t, 0)
                 if tf:
-                    score += idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
+                    score += times * idf[t] * tf * (K1 + 1) / (
+                        tf + K1 * (1 - B + B * length / avgdl))
             if score > 0:
                 out.append((key, score))
         return out
