@@ -30,7 +30,7 @@ from codeloop.index.analyse import Analysis, analyse, chunk_terms, decode
 from codeloop.index.chunks import Chunk
 from codeloop.index.graph import FileGraph, build_graph
 from codeloop.index.lexical import LexicalBuilder, LexicalIndex
-from codeloop.index.terms import path_terms, split_identifier, terms
+from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
 from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, skipped_by_name, walk
 
 SWEEP_INTERVAL_S = 5.0
@@ -38,6 +38,7 @@ SWEEP_INTERVAL_S = 5.0
 # files for one query after another.
 RECENT_LINES = 60_000
 _MAX_RETRIES = 2
+_SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 T = TypeVar("T")
 
 
@@ -429,7 +430,7 @@ class RepoIndex:
     def search(self, query: str, limit: int = 10, verify: bool = True) -> list[ChunkHit]:
         """The chunks that best match `query` (BM25 over code-aware terms). With
         `verify=False` hits carry no text and skip the disk check: for ranking only."""
-        q = terms(query)
+        q = list(query_terms(query))
 
         def produce() -> list[ChunkHit]:
             found = self._chunks.search(q, limit)
@@ -456,7 +457,7 @@ class RepoIndex:
         """Files by BM25 over their whole text (no freshness check: paths, not content)."""
         self.ensure_fresh()
         with self._lock:
-            return self._files.search(terms(query), limit)
+            return self._files.search(list(query_terms(query)), limit)
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
         """Definitions named `name` (or `Parent.name`); exact first, then prefix matches."""
@@ -524,11 +525,17 @@ class RepoIndex:
         return out
 
     def files_defining(self, names: Iterable[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
+        wanted = sorted(set(names))
+        out: dict[str, list[str]] = {name: [] for name in wanted}
         with self._lock:
-            for name in set(names):
-                out[name] = [str(r[0]) for r in self.db.execute(
-                    "SELECT DISTINCT path FROM defs WHERE name=?", (name,))]
+            # A long issue text names hundreds of words: a few IN queries, not one per word.
+            for i in range(0, len(wanted), _SQL_BATCH):
+                batch = wanted[i:i + _SQL_BATCH]
+                marks = ",".join("?" * len(batch))
+                for name, path in self.db.execute(
+                        f"SELECT DISTINCT name, path FROM defs WHERE name IN ({marks}) "
+                        "ORDER BY name, path", batch):
+                    out[str(name)].append(str(path))
         return out
 
     def paths(self) -> list[str]:

@@ -47,6 +47,13 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=16)
+def query_terms(text: str) -> tuple[str, ...]:
+    """`terms` of a query, remembered: one task text is searched over chunks and over files
+    in a row, and a long issue text takes milliseconds to split."""
+    return tuple(terms(text))
+
+
 def path_terms(rel_path: str) -> list[str]:
     """Terms of a path, so that `sympy/printing/latex.py` matches "latex printing"."""
     return terms(rel_path.replace("/", " ").replace(".", " "))
