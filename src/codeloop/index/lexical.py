@@ -195,17 +195,15 @@ class LexicalBuilder:
     """
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
         self._vocab: dict[str, int] = {}
         self._keys: list[str] = []
         self._ids = array("i")
         self._tfs = array("i")
         self._lens = array("i")
-        self._ends = array("q", [0])
-
-    def _reset(self) -> None:
-        self._vocab, self._keys = {}, []
-        self._ids, self._tfs, self._lens, self._ends = array("i"), array("i"), array("i"), \
-            array("q", [0])
+        self._ends = array("q", [0])  # where each document's ids end in `_ids`
 
     def add(self, key: str, toks: list[str]) -> None:
         counts = Counter(toks)
