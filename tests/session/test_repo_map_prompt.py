@@ -8,6 +8,7 @@ from codeloop.config import Settings
 from codeloop.context.assemble import tools_tokens
 from codeloop.context.messages import REPO_MAP_NAME, build_messages
 from codeloop.context.tokens import get_counter, messages_tokens
+from codeloop.llm.openai_provider import to_wire_messages
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, Message, ModelRequest
 from codeloop.session.runner import Control
@@ -145,3 +146,15 @@ def test_the_plan_slot_follows_the_task(tmp_path: Path) -> None:
     assert [m.name for m in messages] == [None, REPO_MAP_NAME, None, "plan"]
     assert messages[3] == Message("user", "# Plan\n1. fix add\n2. run the tests", name="plan")
     assert build_messages(started, []) == messages[:3]
+
+
+def test_openai_wire_joins_the_repo_map_and_the_task_into_one_user_turn(tmp_path: Path
+                                                                         ) -> None:
+    store = open_store(tmp_path / "data")
+    sid = start_session(store, TASK, code_repo(tmp_path), Settings(), "scripted")
+    started = started_of(store, sid)
+    wire = to_wire_messages(build_messages(started, [], plan_text="1. fix add"))
+    assert [m["role"] for m in wire] == ["system", "user"]
+    user = wire[1]["content"]
+    assert user.startswith(started.repo_map)
+    assert user.index(started.repo_map) < user.index("Task:\n") < user.index("# Plan\n")
