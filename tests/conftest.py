@@ -1,10 +1,14 @@
-"""Every test gets its own config, data and cache directories, so none reads or writes ~."""
+"""Every test gets its own config, data and cache directories, so none reads or writes ~;
+code indexes (a session start builds one for its repo map) live under its tmp_path."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from codeloop.index.service import forget_open_indexes
 
 
 @pytest.fixture(autouse=True)
@@ -15,3 +19,11 @@ def _private_home_dirs(tmp_path_factory: pytest.TempPathFactory,
         path = Path(base) / var.lower()
         path.mkdir()
         monkeypatch.setenv(var, str(path))
+
+
+@pytest.fixture(autouse=True)
+def index_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    cache = tmp_path / "index-cache"
+    monkeypatch.setenv("CODELOOP_CACHE_DIR", str(cache))
+    yield cache
+    forget_open_indexes()

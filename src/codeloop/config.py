@@ -59,6 +59,9 @@ class Settings(BaseModel):
     # Take a test baseline before the first edit and gate `finish` on "no new failures".
     verify_on_finish: bool = True
     tool_protocol: Literal["auto", "native", "text"] = "auto"
+    # Tokens for the repo map put in front of the task; None: the budget for the context
+    # window (context/budget.py), 0: no repo map.
+    repo_map_tokens: int | None = Field(default=None, ge=0)
     local: dict[str, Any] = Field(default_factory=dict)
 
     @property

@@ -64,6 +64,9 @@ class SessionStarted(EventBase):
     system_prompt: str = ""
     tools: list[dict[str, Any]] = Field(default_factory=list)
     base_commit: str | None = None
+    # The repository map for the task, made once at the start so that every model call, a
+    # resumed session and a replay send the same bytes; "" when there is no code to map.
+    repo_map: str = ""
 
 
 class SessionResumed(EventBase):

@@ -1,14 +1,17 @@
 """Turn a session's transcript events into the message list a model sees.
 
 The order is stable so provider prefix caching works: system prompt (instructions, project
-instructions), the task, then the conversation. A compaction replaces everything before it
-with its summary.
+instructions; the tool schemas travel beside it), the repo map made when the session
+started, the task, the plan, then the conversation. Everything up to the task is fixed for
+the whole session and ends in cache breakpoints. A compaction replaces the conversation
+before it with its summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from codeloop.context.compaction import PLAN_NAME
 from codeloop.events import (
     Compacted,
     Event,
@@ -20,9 +23,34 @@ from codeloop.events import (
 )
 from codeloop.llm.types import Message
 
+REPO_MAP_NAME = "repo_map"
+_REPO_MAP_NOTE = ("(made when the session started; files may have changed since: read a file "
+                  "before editing it, and call repo_map(focus) for another focus)")
+
 
 def task_message(started: SessionStarted) -> Message:
     return Message(role="user", content=f"Task:\n{started.task}", cache_breakpoint=True)
+
+
+def repo_map_message(started: SessionStarted) -> Message | None:
+    """The recorded repo map as its own cached message, or None when the session has none."""
+    if not started.repo_map:
+        return None
+    return Message(role="user", content=f"{started.repo_map}\n{_REPO_MAP_NOTE}",
+                   name=REPO_MAP_NAME, cache_breakpoint=True)
+
+
+def plan_message(plan_text: str | None) -> Message | None:
+    if not plan_text:
+        return None
+    return Message(role="user", content=f"# Plan\n{plan_text}", name=PLAN_NAME)
+
+
+def fixed_head(started: SessionStarted) -> list[Message]:
+    """What precedes the task and never changes in a session: system prompt, repo map."""
+    head = [Message(role="system", content=started.system_prompt, cache_breakpoint=True)]
+    repo_map = repo_map_message(started)
+    return [*head, repo_map] if repo_map is not None else head
 
 
 def conversation(transcript: Sequence[Event]) -> list[Message]:
@@ -63,10 +91,14 @@ def conversation(transcript: Sequence[Event]) -> list[Message]:
 
 
 def build_messages(started: SessionStarted, transcript: Sequence[Event],
-                   body: list[Message] | None = None) -> list[Message]:
-    """System prompt, task, then the conversation (`body` if already computed)."""
-    head = [Message(role="system", content=started.system_prompt, cache_breakpoint=True),
-            task_message(started)]
+                   body: list[Message] | None = None,
+                   plan_text: str | None = None) -> list[Message]:
+    """System prompt, repo map, task, plan, then the conversation (`body` if already
+    computed)."""
+    head = [*fixed_head(started), task_message(started)]
+    plan = plan_message(plan_text)
+    if plan is not None:
+        head.append(plan)
     return head + merge_user_runs(conversation(transcript) if body is None else body)
 
 

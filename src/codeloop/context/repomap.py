@@ -39,14 +39,18 @@ def build_repo_map(index: RepoIndex, focus_text: str, budget_tokens: int,
     focus = focus if focus is not None else focus_of(index, focus_text)
     if ranked is None:
         ranked = rank_files(index, focus_text, limit=200, focus=focus)
-    header = "Repository map (most relevant files first; `line│ signature`):\n"
+    header = "Repository map (most relevant files first; `line│ signature`):"
     used = counter.count(header)
-    lines = [header.rstrip("\n")]
+    lines = [header]
     result = RepoMap("", 0)
     defs_by_file = index.definitions_in([p for p, _ in ranked])
     for path, _score in ranked:
-        defs = sorted(defs_by_file.get(path, []), key=lambda h: _def_order(h, focus))
-        chosen = sorted(defs[:MAX_DEFS_PER_FILE], key=lambda h: h.start_line)
+        defs = defs_by_file.get(path, [])  # in line order
+        if len(defs) > MAX_DEFS_PER_FILE:
+            # Only a file with more definitions than fit needs choosing (most do not).
+            defs = sorted(defs, key=lambda h: _def_order(h, focus))[:MAX_DEFS_PER_FILE]
+            defs.sort(key=lambda h: h.start_line)
+        chosen = defs
         title = f"{path}:"
         block = [f"{hit.start_line:>6}│ {_indent(hit)}{hit.signature}" for hit in chosen]
         # One count per file; line by line only for the file that reaches the budget.
@@ -72,5 +76,7 @@ def build_repo_map(index: RepoIndex, focus_text: str, budget_tokens: int,
             result.shown.add((path, hit.start_line))
         break
     result.text = "\n".join(lines)
-    result.tokens = counter.count(result.text)
+    # The sum of the parts' counts (one token per line break): a joined text never costs
+    # more, and a second count of the whole map would double the counting time.
+    result.tokens = used
     return result

@@ -80,12 +80,12 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
         if lines is None:
             continue
         body = f"\n{path} (lines {start}-{end}):\n" + number_lines(lines[start - 1:end], start)
-        cost = counter.count(body)
+        cost = counter.count(body) + 1  # and the line break that joins it on
         if used + cost > budget_tokens:
             continue
         used += cost
         parts.append(body)
         spans.append((start, end))
         snippets.append(Snippet(path, start, end, body))
-    text = "\n".join(parts)
-    return TaskContext(text, counter.count(text), repo_map, snippets, ranked)
+    # As in the repo map: the parts' counts summed, never less than the joined text's.
+    return TaskContext("\n".join(parts), used, repo_map, snippets, ranked)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import math
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 import bm25s
 import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
 
 K1 = 1.5
 B = 0.75
@@ -39,28 +42,23 @@ class LexicalIndex:
 
     def build(self, docs: Iterable[tuple[str, list[str]]]) -> None:
         """Replace everything with these documents."""
-        keys: list[str] = []
-        corpus: list[list[str]] = []
-        self._df = Counter()
-        self._base_len = {}
-        self._total_len = 0
+        builder = LexicalBuilder()
         for key, toks in docs:
-            keys.append(key)
-            corpus.append(toks)
-            self._df.update(set(toks))
-            self._base_len[key] = len(toks)
-            self._total_len += len(toks)
-        self._n_docs = len(keys)
+            builder.add(key, toks)
+        self.adopt(builder)
+
+    def adopt(self, builder: LexicalBuilder) -> None:
+        """Replace everything with the documents `builder` collected (and empty it)."""
+        keys, model, df, lens = builder.finish()
         self._base_keys = keys
         self._base_pos = {k: i for i, k in enumerate(keys)}
+        self._base_len = dict(zip(keys, lens, strict=True))
+        self._df = df
+        self._total_len = sum(lens)
+        self._n_docs = len(keys)
         self._dead = np.zeros(len(keys), dtype=bool)
         self._overlay = {}
-        if keys:
-            model = bm25s.BM25(k1=K1, b=B)
-            model.index(corpus, show_progress=False)
-            self._base = model
-        else:
-            self._base = None
+        self._base = model
 
     def remove(self, key: str) -> None:
         pos = self._base_pos.get(key)
@@ -99,10 +97,8 @@ class LexicalIndex:
             return []
         hits: list[tuple[str, float]] = []
         if self._base is not None:
-            vocab = self._base.vocab_dict
-            known = [t for t in query if t in vocab]
-            if known:
-                scores = np.asarray(self._base.get_scores(known), dtype=np.float64)
+            scores = self._score_base(query)
+            if scores is not None:
                 scores[self._dead] = 0.0
                 top = min(k, len(scores))
                 idx = np.argpartition(-scores, top - 1)[:top] if top < len(scores) else \
@@ -112,19 +108,45 @@ class LexicalIndex:
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits[:k]
 
+    def _score_base(self, query: list[str]) -> NDArray[np.float64] | None:
+        """Every base document's score: the sum, over the query's terms (repeats counted),
+        of the term's column in bm25s's score matrix — what `BM25.get_scores` computes, in
+        one gather and one bincount instead of a slow `np.add.at` per query term."""
+        assert self._base is not None
+        vocab = self._base.vocab_dict
+        repeats = Counter(vocab[t] for t in query if t in vocab)
+        if not repeats:
+            return None
+        matrix = self._base.scores
+        indptr = matrix["indptr"]
+        ids = np.fromiter(repeats.keys(), dtype=np.int64, count=len(repeats))
+        starts = np.asarray(indptr[ids], dtype=np.int64)
+        lengths = np.asarray(indptr[ids + 1], dtype=np.int64) - starts
+        total = int(lengths.sum())
+        # Positions of every posting of every query term, concatenated.
+        offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+        positions = offsets + np.arange(total, dtype=np.int64)
+        weights = np.asarray(matrix["data"][positions], dtype=np.float64)
+        weights *= np.repeat(np.fromiter(repeats.values(), dtype=np.float64,
+                                         count=len(repeats)), lengths)
+        return np.bincount(matrix["indices"][positions], weights=weights,
+                           minlength=int(matrix["num_docs"])).astype(np.float64, copy=False)
+
     def _score_overlay(self, query: list[str]) -> list[tuple[str, float]]:
         if not self._overlay:
             return []
         avgdl = self._total_len / max(1, self._n_docs)
         idf = {t: math.log(1 + (self._n_docs - self._df[t] + 0.5) / (self._df[t] + 0.5))
                for t in set(query)}
+        repeats = Counter(query)  # a term said twice counts twice, as in the base index
         out = []
         for key, (counts, length) in self._overlay.items():
             score = 0.0
-            for t in query:
+            for t, times in repeats.items():
                 tf = counts.get(t, 0)
                 if tf:
-                    score += idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
+                    score += times * idf[t] * tf * (K1 + 1) / (
+                        tf + K1 * (1 - B + B * length / avgdl))
             if score > 0:
                 out.append((key, score))
         return out
@@ -160,3 +182,65 @@ class LexicalIndex:
 
     def base_keys(self) -> list[str]:
         return list(self._base_keys)
+
+
+class LexicalBuilder:
+    """Collects documents one at a time for a bm25s base index, in compact arrays.
+
+    `bm25s.BM25.index` wants every document's term list at once, and its own intermediate
+    lists of term ids: on sympy (~50k chunks) that was the peak of a cold build (~150 MB).
+    Here each document is reduced on arrival to its distinct term ids and counts (int32
+    arrays), and the score matrix is computed with numpy in one pass, with the formula
+    bm25s uses for its default "lucene" method, so the result is bm25s's index.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._vocab: dict[str, int] = {}
+        self._keys: list[str] = []
+        self._ids = array("i")
+        self._tfs = array("i")
+        self._lens = array("i")
+        self._ends = array("q", [0])  # where each document's ids end in `_ids`
+
+    def add(self, key: str, toks: list[str]) -> None:
+        counts = Counter(toks)
+        vocab = self._vocab
+        # setdefault's default is evaluated first: a new term gets the next id.
+        self._ids.extend(vocab.setdefault(t, len(vocab)) for t in counts)
+        self._tfs.extend(counts.values())
+        self._lens.append(len(toks))
+        self._ends.append(len(self._ids))
+        self._keys.append(key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def finish(self) -> tuple[list[str], bm25s.BM25 | None, Counter[str], list[int]]:
+        """(keys, model or None when empty, document frequencies, lengths); empties self."""
+        keys, vocab, lens = self._keys, self._vocab, self._lens.tolist()
+        ids = np.frombuffer(self._ids, dtype=np.int32)
+        tfs = np.frombuffer(self._tfs, dtype=np.int32).astype(np.float32)
+        ends = np.frombuffer(self._ends, dtype=np.int64)
+        self._reset()
+        df_array = np.bincount(ids, minlength=len(vocab))
+        df = Counter(dict(zip(vocab, df_array.tolist(), strict=True)))
+        if not keys:
+            return keys, None, df, lens
+        n = len(keys)
+        doc_len = np.asarray(lens, dtype=np.float32)
+        avgdl = float(doc_len.mean()) or 1.0
+        idf = np.log1p((n - df_array + 0.5) / (df_array + 0.5)).astype(np.float32)
+        norm = np.repeat(K1 * (1 - B + B * doc_len / avgdl), np.diff(ends))
+        tfs = idf[ids] * tfs / (tfs + norm)
+        del norm
+        # Rows are documents as collected; bm25s stores one column per term (CSC).
+        matrix = sparse.csr_matrix((tfs, ids, ends), shape=(n, len(vocab))).tocsc()
+        model = bm25s.BM25(k1=K1, b=B)
+        model.scores = {"data": matrix.data, "indices": matrix.indices,
+                        "indptr": matrix.indptr, "num_docs": n}
+        model.vocab_dict = vocab
+        model.nonoccurrence_array = None  # only the bm25l and bm25+ methods use one
+        return keys, model, df, lens

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from codeloop.index.graph import pagerank
 from codeloop.index.languages import detect_language
@@ -29,6 +30,7 @@ TEST_PRIOR = 0.6
 PROSE_PRIOR = 0.5
 
 
+@lru_cache(maxsize=65_536)
 def prior(path: str) -> float:
     """How likely a file is to be the one to change, before reading the text."""
     if detect_language(path) in _PROSE:

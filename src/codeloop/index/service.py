@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +29,16 @@ from codeloop.index import store
 from codeloop.index.analyse import Analysis, analyse, chunk_terms, decode
 from codeloop.index.chunks import Chunk
 from codeloop.index.graph import FileGraph, build_graph
-from codeloop.index.lexical import LexicalIndex
-from codeloop.index.terms import path_terms, terms
+from codeloop.index.lexical import LexicalBuilder, LexicalIndex
+from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
 from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, skipped_by_name, walk
 
 SWEEP_INTERVAL_S = 5.0
+# Lines of recently read files kept split (~5 MB): the context builder reads the same large
+# files for one query after another.
+RECENT_LINES = 60_000
 _MAX_RETRIES = 2
+_SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 T = TypeVar("T")
 
 
@@ -103,8 +108,10 @@ def git_head(root: Path) -> str | None:
 
 
 def release_free_memory() -> None:
-    """Hand memory freed after a cold build back to the OS. The build's term lists leave
-    ~100 MB of free heap behind on sympy that glibc keeps unless asked to trim."""
+    """Hand memory freed after a build back to the OS: the identifier-split cache filled by
+    tokenising every file, and the free heap the build's term lists leave behind (glibc
+    keeps it unless asked to trim)."""
+    split_identifier.cache_clear()
     gc.collect()
     # Not glibc (macOS, musl): nothing to trim, only a higher resident size.
     with contextlib.suppress(OSError, AttributeError):
@@ -129,8 +136,10 @@ class RepoIndex:
         self._graph: FileGraph | None = None
         self._generation = 0
         self._memo: dict[str, object] = {}
-        # During a cold build the terms go straight to one bm25s build, not via the overlay.
-        self._bulk: tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]] | None = None
+        self._recent_lines: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
+        self._recent_line_count = 0
+        # During a cold build the terms go straight to base-index builders, not the overlay.
+        self._bulk: tuple[LexicalBuilder, LexicalBuilder] | None = None
         self._last_sweep = 0.0
         self._head = git_head(self.root)
         self._load_lexical()
@@ -153,7 +162,7 @@ class RepoIndex:
                      self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
             seen: set[str] = set()
             if len(self._chunks) == 0 and len(self._files) == 0:
-                self._bulk = ([], [])
+                self._bulk = (LexicalBuilder(), LexicalBuilder())
             self.db.execute("BEGIN")
             try:
                 for entry in entries:
@@ -179,10 +188,8 @@ class RepoIndex:
                 self._bulk = None
                 raise
             bulk, self._bulk = self._bulk, None
-            if bulk is not None and bulk[0]:
+            if bulk is not None and len(bulk[0]):
                 self._build_lexical(*bulk)
-                del bulk
-                release_free_memory()
                 stats.lexical_rebuilt = True
             elif self._chunks.needs_rebuild() or self._files.needs_rebuild():
                 self._rebuild_lexical()
@@ -275,11 +282,11 @@ class RepoIndex:
                              "VALUES (?,?,?,?)", (rel, chunk.start_line, chunk.end_line,
                                                   chunk.symbol))
             if self._bulk is not None:
-                self._bulk[0].append((str(cur.lastrowid), toks))
+                self._bulk[0].add(str(cur.lastrowid), toks)
             else:
                 self._chunks.add(str(cur.lastrowid), toks)
         if self._bulk is not None:
-            self._bulk[1].append((rel, a.file_terms))
+            self._bulk[1].add(rel, a.file_terms)
         else:
             self._files.add(rel, a.file_terms)
         db.executemany("INSERT INTO defs VALUES (?,?,?,?,?,?,?)", [
@@ -348,24 +355,22 @@ class RepoIndex:
         by_path: dict[str, list[tuple[str, Chunk]]] = {}
         for key, path, chunk in self._chunk_rows():
             by_path.setdefault(path, []).append((key, chunk))
-        chunk_docs: list[tuple[str, list[str]]] = []
-        file_docs: list[tuple[str, list[str]]] = []
+        chunk_docs, file_docs = LexicalBuilder(), LexicalBuilder()
         for _path, docs in self._tokens_from_disk(by_path):
-            chunk_docs.extend(docs[:-1])
-            file_docs.append(docs[-1])
+            for key, toks in docs[:-1]:
+                chunk_docs.add(key, toks)
+            file_docs.add(*docs[-1])
         del by_path
         self._build_lexical(chunk_docs, file_docs)
 
-    def _build_lexical(self, chunk_docs: list[tuple[str, list[str]]],
-                       file_docs: list[tuple[str, list[str]]]) -> None:
+    def _build_lexical(self, chunk_docs: LexicalBuilder, file_docs: LexicalBuilder) -> None:
         self._chunks = LexicalIndex()
-        self._chunks.build(chunk_docs)
-        chunk_docs.clear()
+        self._chunks.adopt(chunk_docs)
         self._files = LexicalIndex()
-        self._files.build(file_docs)
-        file_docs.clear()
+        self._files.adopt(file_docs)
         self._chunks.save(self.dir / "chunks")
         self._files.save(self.dir / "files")
+        release_free_memory()
 
     # --- serving (every result is checked against the disk first) -----------------------
 
@@ -376,8 +381,25 @@ class RepoIndex:
             data = (self.root / rel).read_bytes()
         except OSError:
             return False, []
-        fresh = row is not None and store.content_hash(data) == row[0]
-        return fresh, decode(data).splitlines()
+        digest = store.content_hash(data)
+        return row is not None and digest == row[0], self._split(rel, digest, data)
+
+    def _split(self, rel: str, digest: str, data: bytes) -> list[str]:
+        """The file's lines, reused when the same content was split recently (the hash was
+        checked on this read; splitting a large file costs more than reading it)."""
+        with self._lock:
+            cached = self._recent_lines.pop(rel, None)
+            if cached is not None and cached[0] == digest:
+                self._recent_lines[rel] = cached
+                return cached[1]
+        lines = decode(data).splitlines()
+        with self._lock:
+            self._recent_lines[rel] = (digest, lines)
+            self._recent_line_count += len(lines) - (len(cached[1]) if cached else 0)
+            while self._recent_line_count > RECENT_LINES and len(self._recent_lines) > 1:
+                _, (_, dropped) = self._recent_lines.popitem(last=False)
+                self._recent_line_count -= len(dropped)
+        return lines
 
     def _serve(self, produce: Callable[[], list[T]], path_of: Callable[[T], str],
                finish: Callable[[T, list[str]], T | None]) -> list[T]:
@@ -408,7 +430,7 @@ class RepoIndex:
     def search(self, query: str, limit: int = 10, verify: bool = True) -> list[ChunkHit]:
         """The chunks that best match `query` (BM25 over code-aware terms). With
         `verify=False` hits carry no text and skip the disk check: for ranking only."""
-        q = terms(query)
+        q = list(query_terms(query))
 
         def produce() -> list[ChunkHit]:
             found = self._chunks.search(q, limit)
@@ -435,7 +457,7 @@ class RepoIndex:
         """Files by BM25 over their whole text (no freshness check: paths, not content)."""
         self.ensure_fresh()
         with self._lock:
-            return self._files.search(terms(query), limit)
+            return self._files.search(list(query_terms(query)), limit)
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
         """Definitions named `name` (or `Parent.name`); exact first, then prefix matches."""
@@ -503,11 +525,17 @@ class RepoIndex:
         return out
 
     def files_defining(self, names: Iterable[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
+        wanted = sorted(set(names))
+        out: dict[str, list[str]] = {name: [] for name in wanted}
         with self._lock:
-            for name in set(names):
-                out[name] = [str(r[0]) for r in self.db.execute(
-                    "SELECT DISTINCT path FROM defs WHERE name=?", (name,))]
+            # A long issue text names hundreds of words: a few IN queries, not one per word.
+            for i in range(0, len(wanted), _SQL_BATCH):
+                batch = wanted[i:i + _SQL_BATCH]
+                marks = ",".join("?" * len(batch))
+                for name, path in self.db.execute(
+                        f"SELECT DISTINCT name, path FROM defs WHERE name IN ({marks}) "
+                        "ORDER BY name, path", batch):
+                    out[str(name)].append(str(path))
         return out
 
     def paths(self) -> list[str]:

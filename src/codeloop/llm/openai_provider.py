@@ -50,6 +50,10 @@ def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
                     for c in m.tool_calls
                 ]
             out.append(msg)
+        elif m.role == "user" and out and out[-1]["role"] == "user":
+            # The repo map and the task are two user messages; chat templates of local
+            # servers often insist that roles alternate. Caching here is by prefix anyway.
+            out[-1]["content"] = f"{out[-1]['content']}\n\n{m.content}"
         else:
             out.append({"role": m.role, "content": m.content})
     return out

@@ -16,8 +16,13 @@ from typing import Literal, Protocol
 from codeloop.config import Budgets
 from codeloop.context.assemble import tools_tokens
 from codeloop.context.compaction import ContextOverflow, compact
-from codeloop.context.messages import build_messages, conversation, task_message
-from codeloop.context.tokens import get_counter
+from codeloop.context.messages import (
+    build_messages,
+    conversation,
+    fixed_head,
+    task_message,
+)
+from codeloop.context.tokens import get_counter, messages_tokens
 from codeloop.events import (
     INTERRUPTED_MARKER,
     BudgetWarning,
@@ -290,7 +295,8 @@ class Runner:
         if self.context_window is None:
             return body
         counter = get_counter()
-        fixed = (counter.count(started.system_prompt) + tools_tokens(tools, counter)
+        # The system prompt and the repo map come before the task in every request.
+        fixed = (messages_tokens(fixed_head(started), counter) + tools_tokens(tools, counter)
                  + self.max_output_tokens)
         budget = int(self.context_window * 0.95) - fixed
         task = task_message(started)

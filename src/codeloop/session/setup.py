@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.config import Settings, data_dir
+from codeloop.context.budget import repo_map_tokens
+from codeloop.context.session_map import session_repo_map
 from codeloop.errors import CodeloopError
 from codeloop.events import SessionStarted
 from codeloop.llm.types import DeltaCallback, Model
@@ -83,6 +85,8 @@ def start_session(
         tools=[{"name": s.name, "description": s.description, "parameters": s.parameters}
                for s in registry.specs()],
         base_commit=git_head(repo),
+        repo_map=session_repo_map(repo, task, repo_map_tokens(
+            settings.context_window, settings.max_output_tokens, settings.repo_map_tokens)),
     )])
     return sid
 

@@ -1,0 +1,57 @@
+"""The streamed base index scores exactly as bm25s's own index of the same documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from codeloop.index.lexical import K1, B, LexicalIndex
+from codeloop.index.terms import terms
+
+SOURCES = [
+    "def apply_discount(amount, percent=0):\n    return amount * (1 - percent / 100)\n",
+    "class ShoppingCart:\n    def add_item(self, item, quantity=1):\n        self.items.append(item)\n",
+    "def total_price(cart):\n    return apply_discount(sum(i.price for i in cart.items))\n",
+    "VAT_RATE = 0.2\n\ndef price_with_vat(amount):\n    return amount * (1 + VAT_RATE)\n",
+    "",  # an empty document still counts in the statistics
+    "def parse_http_response(raw):\n    status, _, body = raw.partition(' ')\n    return body\n",
+]
+QUERIES = ["apply discount to the cart total", "vat rate price price price", "http body",
+           "nothing matches here"]
+
+
+def corpus() -> list[tuple[str, list[str]]]:
+    return [(f"doc{i}", terms(text)) for i, text in enumerate(SOURCES)]
+
+
+def reference_scores(query: list[str]) -> np.ndarray:
+    model = bm25s.BM25(k1=K1, b=B)
+    model.index([toks for _, toks in corpus()], show_progress=False)
+    known = [t for t in query if t in model.vocab_dict]
+    return np.asarray(model.get_scores(known)) if known else np.zeros(len(SOURCES))
+
+
+def test_scores_match_bm25s_index_and_survive_save_and_load(tmp_path: Path) -> None:
+    index = LexicalIndex()
+    index.build(corpus())
+    index.save(tmp_path / "lex")
+    loaded = LexicalIndex.load(tmp_path / "lex")
+    assert loaded is not None
+    for text in QUERIES:
+        query = terms(text)
+        expected = reference_scores(query)
+        for candidate in (index, loaded):
+            hits = dict(candidate.search(query, len(SOURCES)))
+            got = np.array([hits.get(f"doc{i}", 0.0) for i in range(len(SOURCES))])
+            assert np.allclose(got, expected, rtol=1e-5, atol=1e-6), text
+    assert index.search(terms("nothing matches here"), 5) == []
+    assert index.search(terms("apply discount"), 2)[0][0] == "doc0"
+
+
+def test_empty_build_has_no_hits() -> None:
+    index = LexicalIndex()
+    index.build([])
+    assert len(index) == 0
+    assert index.search(["anything"], 3) == []
