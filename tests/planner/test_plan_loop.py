@@ -141,3 +141,20 @@ def test_update_without_a_plan_is_an_error_the_model_reads(tmp_path: Path) -> No
     runner.run()
     assert "no accepted plan to update" in model.requests[1].messages[-1].content
     assert fold(store.read(runner.session_id)).plan is None
+
+
+def test_the_plan_sits_after_the_task_and_stays_fixed_while_progress_is_made(tmp_path: Path
+                                                                            ) -> None:
+    repo = make_repo(tmp_path)
+    model = Recording([propose("p1"), *WORK])
+    _, runner = new_session(tmp_path, repo, model)
+    assert runner.run().status == "finished"
+    first, *later = model.requests
+    assert not any(m.name == "plan" for m in first.messages)
+    sections = [[m for m in r.messages if m.name == "plan"] for r in later]
+    assert all(len(s) == 1 for s in sections)
+    assert len({s[0].content for s in sections}) == 1, "progress must not change the section"
+    assert "fix: Make add() add (after: read)" in sections[0][0].content
+    roles = [m.name or m.role for m in later[-1].messages]
+    task_at = next(i for i, m in enumerate(later[-1].messages) if "Task:" in m.content)
+    assert roles.index("plan") == task_at + 1

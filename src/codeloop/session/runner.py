@@ -20,6 +20,7 @@ from codeloop.context.messages import (
     build_messages,
     conversation,
     fixed_head,
+    plan_message,
     task_message,
 )
 from codeloop.context.tokens import get_counter, messages_tokens
@@ -55,6 +56,7 @@ from codeloop.llm.types import (
     ToolSpec,
 )
 from codeloop.planner.model import Plan
+from codeloop.planner.render import render_plan
 from codeloop.policy.engine import PolicyEngine
 from codeloop.session.authorise import Approver, Gatekeeper
 from codeloop.session.budgets import check_budgets, warning_text
@@ -255,7 +257,7 @@ class Runner:
         except ContextOverflow as exc:
             self._finish("context_overflow", reason=str(exc))
             return
-        messages = build_messages(started, self.state.transcript, body)
+        messages = build_messages(started, self.state.transcript, body, self._plan_text())
         request = ModelRequest(messages=messages, tools=tools, max_tokens=self.max_output_tokens,
                                step=self.state.steps)
         step = self.state.steps + 1
@@ -288,6 +290,12 @@ class Runner:
                      "when the task is done.",
             ))
 
+    def _plan_text(self) -> str | None:
+        """The plan section: the steps of the plan being worked; progress is in the
+        conversation, so updates do not change this cached prefix."""
+        plan = self.state.plan
+        return render_plan(plan, progress=False) if plan is not None else None
+
     def _fit_conversation(self, started: SessionStarted, tools: list[ToolSpec]) -> list[Message]:
         """The conversation within the context window: old outputs shortened, and older turns
         summarised (recorded as a `Compacted` event) when that is not enough."""
@@ -295,9 +303,10 @@ class Runner:
         if self.context_window is None:
             return body
         counter = get_counter()
-        # The system prompt and the repo map come before the task in every request.
-        fixed = (messages_tokens(fixed_head(started), counter) + tools_tokens(tools, counter)
-                 + self.max_output_tokens)
+        # The system prompt, the repo map and the plan are in every request.
+        plan = plan_message(self._plan_text())
+        fixed = (messages_tokens(fixed_head(started) + ([plan] if plan else []), counter)
+                 + tools_tokens(tools, counter) + self.max_output_tokens)
         budget = int(self.context_window * 0.95) - fixed
         task = task_message(started)
         result = compact([task, *body], budget, self.summariser, counter)
