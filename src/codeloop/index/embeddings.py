@@ -59,15 +59,13 @@ def load_model() -> Any:
 
 def encode(texts: list[str]) -> NDArray[np.float32]:
     """Unit-length vectors, one row per text."""
-    vectors: NDArray[np.float32] = np.asarray(load_model().encode(texts), dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit: NDArray[np.float32] = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
-    return unit
+    return _unit(np.asarray(load_model().encode(texts), dtype=np.float32))
 
 
 @dataclass
 class _Matrix:
-    vectors: NDArray[np.float32]
+    vectors: NDArray[np.float32]  # centred on `mean`, unit length
+    mean: NDArray[np.float32]
     paths: list[str]
     starts: NDArray[np.intp]  # first row of each path in `vectors`
 
@@ -116,16 +114,28 @@ def _matrix(index: RepoIndex) -> _Matrix:
     blocks = [cache[h] for p, h in spans if len(cache[h])]
     sizes = np.array([len(b) for b in blocks], dtype=np.intp)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
-    stacked = np.vstack(blocks) if blocks else np.zeros((0, 1), dtype=np.float32)
-    return _Matrix(stacked, paths, starts)
+    if not blocks:
+        return _Matrix(np.zeros((0, 1), dtype=np.float32), np.zeros(1, np.float32), [], starts)
+    stacked = np.vstack(blocks)
+    # Static-model vectors share a large common direction (cosines of unrelated code sit near
+    # 0.98); removing the repository's mean vector lets the differences rank.
+    mean = stacked.mean(axis=0).astype(np.float32)
+    return _Matrix(_unit(stacked - mean), mean, paths, starts)
+
+
+def _unit(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    unit: NDArray[np.float32] = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return unit
 
 
 def rank_files_semantic(index: RepoIndex, text: str, limit: int) -> list[tuple[str, float]]:
-    """Files by their best chunk's cosine similarity to `text`, best first."""
+    """Files by their best chunk's cosine similarity to `text` (both centred on the
+    repository's mean chunk vector), best first."""
     matrix = index.memo("embedding_matrix", lambda: _matrix(index))
     if not matrix.paths:
         return []
-    similarity = matrix.vectors @ encode([text])[0]
+    similarity = matrix.vectors @ _unit(encode([text])[0] - matrix.mean)
     best = np.maximum.reduceat(similarity, matrix.starts)
     order = np.argsort(-best, kind="stable")[:limit]
     return [(matrix.paths[i], float(best[i])) for i in order]
