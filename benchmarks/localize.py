@@ -182,12 +182,10 @@ def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
 RANKERS = ("ours", "ours_embeddings", "embeddings_only", "bm25", "aider_repomap")
 
 
-def _write_details(path: Path | None, row: dict[str, Any],
-                   scored: dict[str, dict[str, float]]) -> None:
+def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
     if path is not None:
         with path.open("a") as fh:
-            fh.write(json.dumps({"instance": row["instance_id"], "repo": row["repo"],
-                                 **scored}) + "\n")
+            fh.write(json.dumps(entry) + "\n")
 
 
 def _select(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -274,8 +272,12 @@ def main() -> None:
     try:
         for n, row in enumerate(rows, 1):
             iid = row["instance_id"]
-            if iid in done:  # resumed run: scores from the details file
+            if iid in done:  # resumed run: scores and timings from the details file
                 details.append(done[iid])
+                if "rank_and_context_ms" in done[iid]:
+                    ours_ms.append(done[iid]["rank_and_context_ms"])
+                if "embedding_rank_ms" in done[iid]:
+                    embed_ms.append(done[iid]["embedding_rank_ms"])
                 continue
             mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
             if not mirror.exists():
@@ -358,8 +360,12 @@ def main() -> None:
             print(f"[{n}/{len(rows)}] {iid}: update {update.seconds:.1f}s r@5 "
                   + " ".join(f"{k}={v['recall_at_5']:.2f}" for k, v in scored.items())
                   + f" | {elapsed / 60:.1f} min, ~{left / 60:.0f} min left", flush=True)
-            _write_details(args.details, row, scored)
-            details.append({"instance": iid, "repo": row["repo"], **scored})
+            entry = {"instance": iid, "repo": row["repo"], **scored,
+                     "rank_and_context_ms": round(ours_ms[-1], 1)}
+            if args.embeddings:
+                entry["embedding_rank_ms"] = round(embed_ms[-1], 1)
+            _write_details(args.details, entry)
+            details.append(entry)
     finally:
         if aider is not None:
             aider.close()
