@@ -235,6 +235,9 @@ def main() -> None:
                              "scores from it instead of recomputing them")
     parser.add_argument("--details", type=Path,
                         help="per-instance scores (JSON lines); a rerun resumes from it")
+    parser.add_argument("--summary-only", action="store_true",
+                        help="only summarise the --details file; count the instances it "
+                             "lacks as not run")
     args = parser.parse_args()
     if args.embeddings and not embeddings.available():
         raise SystemExit("--embeddings needs model2vec and tokenlearn-static-model: "
@@ -249,11 +252,12 @@ def main() -> None:
 
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
     counter = get_counter()
-    aider = None if args.no_aider else AiderMap()
+    aider = None if args.no_aider or args.summary_only else AiderMap()
     details: list[dict[str, Any]] = []
     ours_ms: list[float] = []
     embed_ms: list[float] = []
     skipped: dict[str, str] = {}
+    not_run: list[str] = []
     index: RepoIndex | None = None
     baseline = Bm25Files(counter)
     current_repo = None
@@ -288,6 +292,9 @@ def main() -> None:
                 skipped[iid] = "base commit not in the mirror"
             if iid in skipped:
                 print(f"[{n}/{len(rows)}] {iid}: skipped ({skipped[iid]})", flush=True)
+                continue
+            if args.summary_only:
+                not_run.append(iid)
                 continue
             work = checkout(mirror, args.workdir / row["repo"].replace("/", "+"),
                             row["base_commit"])
@@ -380,6 +387,7 @@ def main() -> None:
                                     if len(ours_ms) > 1 else 0.0),
         "skipped_instances": len(skipped),
         "skipped": skipped,
+        "not_run_instances": len(not_run),
         "baselines": {"bm25": summaries["bm25"], "aider_repomap": summaries["aider_repomap"]},
         "per_repository_recall_at_5": _per_repo(details),
     }
