@@ -145,9 +145,11 @@ class AiderMap:
             [str(python), str(HERE / "aider_repomap_runner.py")], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
-    def run(self, root: Path, files: list[str], text: str, budget: int) -> dict[str, Any]:
+    def run(self, root: Path, files: list[str], text: str, budget: int,
+            render: bool) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        job = {"root": str(root), "files": files, "text": text, "budget": budget}
+        job = {"root": str(root), "files": files, "text": text, "budget": budget,
+               "render": render}
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         for line in self.proc.stdout:
@@ -355,7 +357,7 @@ def main() -> None:
                     listed = set(paths)
                     tracked = [f for f in git(["ls-files"], cwd=work).splitlines()
                                if f in listed]
-                    out = aider.run(work, tracked, text, args.budget)
+                    out = aider.run(work, tracked, text, args.budget, render=spans is not None)
                     ad = scores(out["files"], gold)
                     if spans is not None:
                         ad["span_in_context_pct"] = float(
