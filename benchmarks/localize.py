@@ -7,9 +7,10 @@ BM25 over whole files (the SWE-bench paper's retrieval baseline), and Aider's re
 (`aider-chat` in its own venv under benchmarks/.cache/). `span_in_context_pct` is the share
 of instances whose every gold function/class (`expected_spans`) appears in the context built
 within the budget: for us the task context (repo map + code), for BM25 whole files in rank
-order, for Aider its rendered map.
+order, for Aider its rendered map. With `--embeddings` it also scores ours fused with the
+optional model2vec embeddings, and the embeddings alone, on the same instances.
 
-    PYTHONPATH=src python benchmarks/localize.py --limit 20
+    PYTHONPATH=src python benchmarks/localize.py --limit 20 --details /tmp/localize.jsonl
 """
 
 from __future__ import annotations
