@@ -1,7 +1,9 @@
 """Run Aider's repo map for the localize benchmark; executed by the Python of Aider's own venv.
 
-Reads one JSON object per line on stdin ({"root", "files", "text", "budget"}) and writes one
-JSON object per line, prefixed `RESULT `: the files in Aider's rank order and the map Aider renders in the budget.
+Reads one JSON object per line on stdin ({"root", "files", "text", "budget", "render"}) and
+writes one JSON object per line, prefixed `RESULT `: the files in Aider's rank order and, when
+"render" is true, the map Aider renders in the budget (rendering is most of Aider's time, and
+only instances with expected spans need the map).
 """
 
 from __future__ import annotations
@@ -49,7 +51,10 @@ def main() -> None:
         for tag in tags:
             if tag[0] not in order:
                 order.append(tag[0])
-        text = repo_map.get_ranked_tags_map([], absolute, job["budget"], mentioned, idents) or ""
+        text = ""
+        if job.get("render", True):
+            text = repo_map.get_ranked_tags_map([], absolute, job["budget"], mentioned,
+                                                idents) or ""
         # Aider may print warnings on stdout; the caller reads only lines with this prefix.
         print("RESULT " + json.dumps({"files": order, "map": text}), flush=True)
 

@@ -7,14 +7,16 @@ BM25 over whole files (the SWE-bench paper's retrieval baseline), and Aider's re
 (`aider-chat` in its own venv under benchmarks/.cache/). `span_in_context_pct` is the share
 of instances whose every gold function/class (`expected_spans`) appears in the context built
 within the budget: for us the task context (repo map + code), for BM25 whole files in rank
-order, for Aider its rendered map.
+order, for Aider its rendered map. With `--embeddings` it also scores ours fused with the
+optional model2vec embeddings, and the embeddings alone, on the same instances.
 
-    PYTHONPATH=src python benchmarks/localize.py --limit 20
+    PYTHONPATH=src python benchmarks/localize.py --limit 20 --details /tmp/localize.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -29,8 +31,9 @@ from typing import Any
 import bm25s
 
 from codeloop.context.retrieval import build_task_context
-from codeloop.context.tokens import get_counter
-from codeloop.index.rank import rank_files
+from codeloop.context.tokens import TokenCounter, get_counter
+from codeloop.index import embeddings
+from codeloop.index.rank import LEXICAL_DEPTH, fuse_semantic, rank_files
 from codeloop.index.service import RepoIndex
 
 HERE = Path(__file__).resolve().parent
@@ -55,8 +58,9 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
     out: dict[str, float] = {"instances": len(rows)}
     for key in keys:
         values = [r[key] for r in rows if key in r]
-        mean = statistics.fmean(values) if values else 0.0
-        out[key] = round(mean * (100 if key.endswith("pct") else 1), 4)
+        if values or key != "span_in_context_pct":  # a ranker with no context has no span
+            mean = statistics.fmean(values) if values else 0.0
+            out[key] = round(mean * (100 if key.endswith("pct") else 1), 4)
     return out
 
 
@@ -95,17 +99,39 @@ def span_lines(index: RepoIndex, spans: dict[str, list[str]]) -> list[tuple[str,
 
 
 class Bm25Files:
-    """Whole-file BM25 with bm25s's own tokenizer and English stopwords (no code awareness)."""
+    """Whole-file BM25 with bm25s's own tokenizer and English stopwords (no code awareness).
 
-    def __init__(self, root: Path, paths: list[str]) -> None:
+    Each file's tokens and token count are cached by content hash, so moving the checkout
+    to the next base commit re-tokenises only the files that changed."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._cache: dict[bytes, tuple[list[str], int]] = {}
+        self.paths: list[str] = []
+        self.tokens_of: dict[str, int] = {}
+
+    def index(self, root: Path, paths: list[str]) -> None:
         self.paths = paths
-        self.texts = [(root / p).read_text(errors="replace") for p in paths]
+        docs: list[list[str]] = []
+        fresh: dict[bytes, tuple[list[str], int]] = {}
+        for path in paths:
+            data = (root / path).read_bytes()
+            key = hashlib.blake2b(data, digest_size=16).digest()
+            entry = self._cache.get(key) or fresh.get(key)
+            if entry is None:
+                text = data.decode(errors="replace")
+                tokens = bm25s.tokenize([text], stopwords="en", show_progress=False,
+                                        return_ids=False)[0]
+                entry = (list(tokens), self.counter.count(text))
+            fresh[key] = entry
+            docs.append(entry[0])
+            self.tokens_of[path] = entry[1]
+        self._cache = fresh
         self.model = bm25s.BM25()
-        self.model.index(bm25s.tokenize(self.texts, stopwords="en", show_progress=False),
-                         show_progress=False)
+        self.model.index(docs, show_progress=False)
 
     def rank(self, text: str, k: int = 50) -> list[str]:
-        query = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        query = bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)
         docs, _ = self.model.retrieve(query, k=min(k, len(self.paths)), show_progress=False)
         return [self.paths[int(i)] for i in docs[0]]
 
@@ -120,9 +146,11 @@ class AiderMap:
             [str(python), str(HERE / "aider_repomap_runner.py")], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
-    def run(self, root: Path, files: list[str], text: str, budget: int) -> dict[str, Any]:
+    def run(self, root: Path, files: list[str], text: str, budget: int,
+            render: bool) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        job = {"root": str(root), "files": files, "text": text, "budget": budget}
+        job = {"root": str(root), "files": files, "text": text, "budget": budget,
+               "render": render}
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         for line in self.proc.stdout:
@@ -154,12 +182,42 @@ def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
     return True
 
 
-def _write_details(path: Path | None, instance: str,
-                   results: dict[str, list[dict[str, float]]]) -> None:
+RANKERS = ("ours", "ours_embeddings", "embeddings_only", "bm25", "aider_repomap")
+
+
+def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
     if path is not None:
         with path.open("a") as fh:
-            fh.write(json.dumps({"instance": instance,
-                                 **{k: v[-1] for k, v in results.items() if v}}) + "\n")
+            fh.write(json.dumps(entry) + "\n")
+
+
+def _select(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """At most `limit` rows, spread over repositories rather than the first one's."""
+    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_repo[r["repo"]].append(r)
+    picked: list[dict[str, Any]] = []
+    while len(picked) < limit and any(by_repo.values()):
+        for repo in sorted(by_repo):
+            if by_repo[repo] and len(picked) < limit:
+                picked.append(by_repo[repo].pop(0))
+    return picked
+
+
+def _per_repo(details: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Mean recall@5 of each ranker per repository (and the instance count)."""
+    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for entry in details:
+        by_repo[entry["repo"]].append(entry)
+    table: dict[str, dict[str, float]] = {}
+    for repo in sorted(by_repo):
+        entries = by_repo[repo]
+        table[repo] = {"instances": len(entries)}
+        for name in RANKERS:
+            values = [e[name]["recall_at_5"] for e in entries if name in e]
+            if values:
+                table[repo][name] = round(statistics.fmean(values), 4)
+    return table
 
 
 def main() -> None:
@@ -171,38 +229,40 @@ def main() -> None:
     parser.add_argument("--repo", action="append", default=[], help="only this owner/name")
     parser.add_argument("--budget", type=int, default=20_000)
     parser.add_argument("--no-aider", action="store_true")
+    parser.add_argument("--embeddings", action="store_true",
+                        help="also score ours fused with model2vec embeddings, and the "
+                             "embeddings alone (needs the `embeddings` extra)")
     parser.add_argument("--workdir", type=Path, default=CACHE / "localize")
     parser.add_argument("--reuse-baselines", type=Path,
                         help="a --details file of an earlier run: take the BM25 and Aider "
                              "scores from it instead of recomputing them")
     parser.add_argument("--details", type=Path,
                         help="per-instance scores (JSON lines); a rerun resumes from it")
+    parser.add_argument("--summary-only", action="store_true",
+                        help="only summarise the --details file; count the instances it "
+                             "lacks as not run")
     args = parser.parse_args()
+    if args.embeddings and not embeddings.available():
+        raise SystemExit("--embeddings needs model2vec and tokenlearn-static-model: "
+                         "pip install -e '.[embeddings]'")
 
     rows = [json.loads(line) for line in args.instances.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if (args.mirrors / r["repo"].replace("/", "+") / "repo").exists()]
     if args.repo:
         rows = [r for r in rows if r["repo"] in args.repo]
     if args.limit:
-        # Spread a limited run over repositories rather than taking the first one's instances.
-        by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            by_repo[r["repo"]].append(r)
-        picked: list[dict[str, Any]] = []
-        while len(picked) < args.limit and any(by_repo.values()):
-            for repo in sorted(by_repo):
-                if by_repo[repo] and len(picked) < args.limit:
-                    picked.append(by_repo[repo].pop(0))
-        rows = picked
+        rows = _select(rows, args.limit)
     rows.sort(key=lambda r: (r["repo"], r["instance_id"]))
 
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
     counter = get_counter()
-    aider = None if args.no_aider else AiderMap()
-    results: dict[str, list[dict[str, float]]] = {"ours": [], "bm25": [], "aider_repomap": []}
+    aider = None if args.no_aider or args.summary_only else AiderMap()
+    details: list[dict[str, Any]] = []
     ours_ms: list[float] = []
-    skipped: list[str] = []
+    embed_ms: list[float] = []
+    skipped: dict[str, str] = {}
+    not_run: list[str] = []
     index: RepoIndex | None = None
+    baseline = Bm25Files(counter)
     current_repo = None
     reused: dict[str, dict[str, Any]] = {}
     if args.reuse_baselines is not None:
@@ -214,20 +274,30 @@ def main() -> None:
         for line in args.details.read_text().splitlines():
             entry = json.loads(line)
             done[entry["instance"]] = entry
+    started_run = time.perf_counter()
+    computed = 0
     try:
         for n, row in enumerate(rows, 1):
-            if row["instance_id"] in done:  # resumed run: scores from the details file
-                for name in results:
-                    if name in done[row["instance_id"]]:
-                        results[name].append(done[row["instance_id"]][name])
+            iid = row["instance_id"]
+            if iid in done:  # resumed run: scores and timings from the details file
+                details.append(done[iid])
+                if "rank_and_context_ms" in done[iid]:
+                    ours_ms.append(done[iid]["rank_and_context_ms"])
+                if "embedding_rank_ms" in done[iid]:
+                    embed_ms.append(done[iid]["embedding_rank_ms"])
                 continue
             mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
-            if subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
-                               row["base_commit"] + "^{commit}"], capture_output=True,
-                              check=False).returncode != 0:
-                skipped.append(row["instance_id"])
-                print(f"[{n}/{len(rows)}] {row['instance_id']}: base commit not in the mirror; "
-                      "skipped", flush=True)
+            if not mirror.exists():
+                skipped[iid] = f"no mirror of {row['repo']} (too big to fetch)"
+            elif subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
+                                 row["base_commit"] + "^{commit}"], capture_output=True,
+                                check=False).returncode != 0:
+                skipped[iid] = "base commit not in the mirror"
+            if iid in skipped:
+                print(f"[{n}/{len(rows)}] {iid}: skipped ({skipped[iid]})", flush=True)
+                continue
+            if args.summary_only:
+                not_run.append(iid)
                 continue
             work = checkout(mirror, args.workdir / row["repo"].replace("/", "+"),
                             row["base_commit"])
@@ -241,11 +311,13 @@ def main() -> None:
             gold = gold_files(row["patch"])
             text = row["problem_statement"]
             spans = span_lines(index, row["expected_spans"]) if row["expected_spans"] else None
+            scored: dict[str, dict[str, float]] = {}
 
             started = time.perf_counter()
-            ranked = [p for p, _ in rank_files(index, text, limit=50)]
+            fused = rank_files(index, text, limit=LEXICAL_DEPTH)
             context = build_task_context(index, text, args.budget, counter)
             ours_ms.append((time.perf_counter() - started) * 1000)
+            ranked = [p for p, _ in fused[:50]]
             mine = scores(ranked, gold)
             if spans is not None:
                 mine["span_in_context_pct"] = float(all(
@@ -253,62 +325,87 @@ def main() -> None:
                     or any(sn.path == p and sn.start_line <= s <= sn.end_line
                            for sn in context.snippets)
                     for p, s, _e in spans))
-            results["ours"].append(mine)
+            scored["ours"] = mine
+            if args.embeddings:
+                started = time.perf_counter()
+                semantic = [p for p, _ in
+                            embeddings.rank_files_semantic(index, text, LEXICAL_DEPTH)]
+                embed_ms.append((time.perf_counter() - started) * 1000)
+                scored["ours_embeddings"] = scores(
+                    [p for p, _ in fuse_semantic(fused, semantic, 50)], gold)
+                scored["embeddings_only"] = scores(semantic[:50], gold)
 
             paths = index.paths()
-            earlier = reused.get(row["instance_id"], {})
+            earlier = reused.get(iid, {})
             if "bm25" in earlier and (aider is None or "aider_repomap" in earlier):
-                results["bm25"].append(earlier["bm25"])
+                scored["bm25"] = earlier["bm25"]
                 if aider is not None:
-                    results["aider_repomap"].append(earlier["aider_repomap"])
-                print(f"[{n}/{len(rows)}] {row['instance_id']}: ours r@5="
-                      f"{mine['recall_at_5']:.2f} (baselines reused) gold={gold} "
-                      f"ours_top={ranked[:3]}", flush=True)
-                _write_details(args.details, row["instance_id"], results)
-                continue
-            baseline = Bm25Files(work, paths)
-            bm_ranked = baseline.rank(text)
-            bm = scores(bm_ranked, gold)
-            if spans is not None:
-                included, used = set(), 0
-                for path in bm_ranked:
-                    cost = counter.count(baseline.texts[paths.index(path)])
-                    if used + cost <= args.budget:
-                        included.add(path)
-                        used += cost
-                bm["span_in_context_pct"] = float(all(p in included for p, _s, _e in spans))
-            results["bm25"].append(bm)
-
-            if aider is not None:
-                tracked = [f for f in git(["ls-files"], cwd=work).splitlines() if f in set(paths)]
-                out = aider.run(work, tracked, text, args.budget)
-                ad = scores(out["files"], gold)
+                    scored["aider_repomap"] = earlier["aider_repomap"]
+            else:
+                baseline.index(work, paths)
+                bm_ranked = baseline.rank(text)
+                bm = scores(bm_ranked, gold)
                 if spans is not None:
-                    ad["span_in_context_pct"] = float(aider_span_in_map(out["map"],
-                                                                        row["expected_spans"]))
-                results["aider_repomap"].append(ad)
-            print(f"[{n}/{len(rows)}] {row['instance_id']}: update {update.seconds:.1f}s "
-                  f"ours r@5={mine['recall_at_5']:.2f} bm25 r@5={bm['recall_at_5']:.2f}"
-                  + (f" aider r@5={results['aider_repomap'][-1]['recall_at_5']:.2f}"
-                     if aider is not None else "")
-                  + f" gold={gold} ours_top={ranked[:3]}", flush=True)
-            _write_details(args.details, row["instance_id"], results)
+                    included, used = set(), 0
+                    for path in bm_ranked:
+                        cost = baseline.tokens_of[path]
+                        if used + cost <= args.budget:
+                            included.add(path)
+                            used += cost
+                    bm["span_in_context_pct"] = float(all(p in included for p, _s, _e in spans))
+                scored["bm25"] = bm
+                if aider is not None:
+                    listed = set(paths)
+                    tracked = [f for f in git(["ls-files"], cwd=work).splitlines()
+                               if f in listed]
+                    out = aider.run(work, tracked, text, args.budget, render=spans is not None)
+                    ad = scores(out["files"], gold)
+                    if spans is not None:
+                        ad["span_in_context_pct"] = float(
+                            aider_span_in_map(out["map"], row["expected_spans"]))
+                    scored["aider_repomap"] = ad
+            computed += 1
+            elapsed = time.perf_counter() - started_run
+            left = elapsed / computed * (len(rows) - n)
+            print(f"[{n}/{len(rows)}] {iid}: update {update.seconds:.1f}s r@5 "
+                  + " ".join(f"{k}={v['recall_at_5']:.2f}" for k, v in scored.items())
+                  + f" | {elapsed / 60:.1f} min, ~{left / 60:.0f} min left", flush=True)
+            entry = {"instance": iid, "repo": row["repo"], **scored,
+                     "rank_and_context_ms": round(ours_ms[-1], 1)}
+            if args.embeddings:
+                entry["embedding_rank_ms"] = round(embed_ms[-1], 1)
+            _write_details(args.details, entry)
+            details.append(entry)
     finally:
         if aider is not None:
             aider.close()
         if index is not None:
             index.close()
 
-    ours = summarise(results["ours"])
-    figures = {
-        **ours,
+    summaries = {name: summarise([d[name] for d in details if name in d]) for name in RANKERS}
+    figures: dict[str, Any] = {
+        **summaries["ours"],
         "rank_and_context_p50_ms": round(statistics.median(ours_ms), 1) if ours_ms else 0.0,
+        "rank_and_context_p95_ms": (round(statistics.quantiles(ours_ms, n=20)[18], 1)
+                                    if len(ours_ms) > 1 else 0.0),
         "skipped_instances": len(skipped),
-        "baselines": {"bm25": summarise(results["bm25"]),
-                      "aider_repomap": summarise(results["aider_repomap"])},
+        "skipped": skipped,
+        "not_run_instances": len(not_run),
+        "baselines": {"bm25": summaries["bm25"], "aider_repomap": summaries["aider_repomap"]},
+        "per_repository_recall_at_5": _per_repo(details),
     }
-    for name, summary in [("ours", ours), *figures["baselines"].items()]:
-        print(f"{name:>14}: " + "  ".join(f"{k}={v}" for k, v in summary.items()))
+    if args.embeddings:
+        figures["with_embeddings"] = summaries["ours_embeddings"]
+        figures["embeddings_only"] = summaries["embeddings_only"]
+        figures["embedding_rank_p50_ms"] = (round(statistics.median(embed_ms), 1)
+                                            if embed_ms else 0.0)
+    for name, summary in summaries.items():
+        if summary["instances"]:
+            print(f"{name:>16}: " + "  ".join(f"{k}={v}" for k, v in summary.items()))
+    print(f"{'repository':<30} " + " ".join(f"{name:>16}" for name in RANKERS))
+    for repo, cells in figures["per_repository_recall_at_5"].items():
+        print(f"{repo:<30} " + " ".join(f"{cells.get(name, float('nan')):>16.3f}"
+                                        for name in RANKERS) + f"  (n={cells['instances']})")
     print(json.dumps(figures))
 
 

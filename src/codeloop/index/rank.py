@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from codeloop.index import embeddings
 from codeloop.index.graph import pagerank
 from codeloop.index.languages import detect_language
 from codeloop.index.service import ChunkHit, RepoIndex
@@ -126,3 +127,26 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None
     for path in fused:
         fused[path] *= prior(path)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+SEMANTIC_WEIGHT = 1.0
+
+
+def fuse_semantic(ranked: list[tuple[str, float]], semantic: list[str], limit: int = 50,
+                  weight: float = SEMANTIC_WEIGHT) -> list[tuple[str, float]]:
+    """Add a semantic file ranking to `rank_files`' scores by the same weighted reciprocal
+    rank (and the same priors); pass `rank_files` a limit of at least `LEXICAL_DEPTH`."""
+    fused = dict(ranked)
+    for position, path in enumerate(semantic):
+        fused[path] = fused.get(path, 0.0) + weight * prior(path) / (_RRF_K + position + 1)
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def with_embeddings(index: RepoIndex, text: str, ranked: list[tuple[str, float]],
+                    limit: int = 50) -> list[tuple[str, float]]:
+    """`ranked` (from `rank_files`) fused with embeddings when the setting turns them on,
+    else `ranked` cut to `limit`."""
+    if not embeddings.enabled():
+        return ranked[:limit]
+    semantic = [p for p, _ in embeddings.rank_files_semantic(index, text, LEXICAL_DEPTH)]
+    return fuse_semantic(ranked, semantic, limit)
