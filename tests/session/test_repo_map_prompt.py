@@ -99,7 +99,7 @@ def test_a_resumed_session_sends_the_same_bytes_before_the_conversation(tmp_path
 def test_compaction_counts_the_repo_map_in_the_fixed_part(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     (repo / "big.txt").write_text("".join(f"line {n} of a long file\n" for n in range(1500)))
-    cfg = Settings(context_window=7000, max_output_tokens=500, verify_on_finish=False)
+    cfg = Settings(context_window=8000, max_output_tokens=500, verify_on_finish=False)
     store = open_store(tmp_path / "data")
     sid = start_session(store, TASK, repo, cfg, "scripted")
     assert started_of(store, sid).repo_map
