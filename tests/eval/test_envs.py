@@ -13,6 +13,7 @@ from codeloop.eval.swebench.envs import (
     _build_requires,
     _requirements_at,
     offline_reinstall,
+    with_compiler_cache,
 )
 from codeloop.eval.swebench.specs import SpecMissing, spec_for
 
@@ -93,3 +94,12 @@ def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Pa
     assert _build_requires(tmp_path) == ["setuptools-scm", "wheel"]
     (tmp_path / "pyproject.toml").write_text("not toml [")
     assert _build_requires(tmp_path) == []
+
+
+def test_compilers_go_through_ccache_only_when_it_is_installed(tmp_path: Path) -> None:
+    env: dict[str, str] = {}
+    assert with_compiler_cache("/usr/bin", env, tmp_path / "none") == "/usr/bin"
+    assert env == {}
+    (tmp_path / "gcc").symlink_to("/usr/bin/ccache")
+    assert with_compiler_cache("/usr/bin", env, tmp_path) == f"{tmp_path}:/usr/bin"
+    assert env["CCACHE_NOHASHDIR"] == "1" and env["CCACHE_BASEDIR"]

@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
@@ -35,6 +36,8 @@ REINSTALL_TIMEOUT_S = 600.0
 # The harness built its environments before NumPy 2 (June 2024); the code under test assumes
 # the NumPy 1 API (np.Inf, np.float_, ...). Applied to every pip call through PIP_CONSTRAINT.
 _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
+# Debian's ccache package: `gcc`, `cc`, ... links that compile through the cache.
+CCACHE_MASQUERADE = Path("/usr/lib/ccache")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
 
@@ -62,7 +65,7 @@ def base_environ(extra_path: Path | None = None) -> dict[str, str]:
     keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
             "PIP_TRUSTED_HOST", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
     env = {k: v for k, v in os.environ.items() if k in keep}
-    path = "/usr/local/bin:/usr/bin:/bin"
+    path = with_compiler_cache("/usr/local/bin:/usr/bin:/bin", env)
     env["PATH"] = f"{extra_path}:{path}" if extra_path else path
     env.update({
         "PYTHONNOUSERSITE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
@@ -70,6 +73,22 @@ def base_environ(extra_path: Path | None = None) -> dict[str, str]:
         "PIP_CONSTRAINT": str(_CONSTRAINTS),
     })
     return env
+
+
+def with_compiler_cache(path: str, env: dict[str, str],
+                        masquerade: Path = CCACHE_MASQUERADE) -> str:
+    """`path` with ccache's compiler links first when ccache is installed.
+
+    Each judged checkout reinstalls the project, which for C-extension projects (astropy)
+    means compiling it again from identical sources; ccache turns those into cache hits.
+    Paths under the temp dir are rewritten relative, so checkouts in different directories
+    share entries.
+    """
+    if not (masquerade / "gcc").exists():
+        return path
+    env["CCACHE_BASEDIR"] = tempfile.gettempdir()
+    env["CCACHE_NOHASHDIR"] = "1"
+    return f"{masquerade}:{path}"
 
 
 @dataclass
