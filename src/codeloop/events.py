@@ -250,6 +250,14 @@ class VerificationRan(EventBase):
     seconds: float = 0.0
 
 
+class BaselineRecorded(EventBase):
+    """Verification runs on the untouched tree (`RunResult` dumps), kept so that a resumed
+    session still compares with the state before the edits."""
+
+    type: Literal["baseline_recorded"] = "baseline_recorded"
+    runs: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class ReviewDecided(EventBase):
     type: Literal["review_decided"] = "review_decided"
     action: Literal["apply", "commit", "discard", "reject"]
@@ -284,6 +292,7 @@ KnownEvent = Annotated[
     | LoopDetected
     | Compacted
     | VerificationRan
+    | BaselineRecorded
     | ReviewDecided,
     Field(discriminator="type"),
 ]
@@ -323,7 +332,7 @@ _KNOWN_TYPES = {
         SessionStarted, SessionResumed, UserMessage, SystemNote, SessionFinished, SessionPaused,
         ModelCallStarted, ModelCallFinished, ModelCallFailed, ToolCallStarted, ToolCallFinished,
         PolicyDecided, ApprovalRequested, ApprovalGiven, FileEdited, CommandRan, BudgetWarning,
-        LoopDetected, Compacted, VerificationRan, ReviewDecided,
+        LoopDetected, Compacted, VerificationRan, BaselineRecorded, ReviewDecided,
     )
 }
 
