@@ -13,6 +13,7 @@ dependencies:
   - pip
   - hdf5
   - matplotlib-base
+  - dask-core
   - numpy=1.21   # conda: any 1.21.x
   - pandas>=1.1
   - conda-forge::zarr
@@ -26,7 +27,7 @@ dependencies:
 
 def test_conda_packages_become_pip_requirements() -> None:
     assert pip_requirements(ENV) == [
-        "matplotlib", "numpy==1.21.*", "pandas>=1.1", "zarr", "scipy==1.7.1", "numbagg",
+        "matplotlib", "dask", "numpy==1.21.*", "pandas>=1.1", "zarr", "scipy==1.7.1", "numbagg",
     ]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 # Conda packages published on PyPI under another name.
-CONDA_TO_PIP = {"matplotlib-base": "matplotlib", "iris": "scitools-iris"}
+CONDA_TO_PIP = {"matplotlib-base": "matplotlib", "iris": "scitools-iris", "dask-core": "dask"}
 # Conda packages with no PyPI counterpart a test run needs: interpreters, C libraries,
 # conda-only builds and developer tools.
 CONDA_ONLY = frozenset({"python", "pip", "hdf5", "cdms2", "pre-commit", "libnetcdf"})
