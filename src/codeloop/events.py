@@ -298,6 +298,16 @@ class VerificationRan(EventBase):
     fixed_failures: list[str] = Field(default_factory=list)
     still_failing: list[str] = Field(default_factory=list)
     summary: str = ""
+    # Wall time of the commands that ran (reused results count nothing).
+    seconds: float = 0.0
+
+
+class BaselineRecorded(EventBase):
+    """Verification runs on the untouched tree (`RunResult` dumps), kept so that a resumed
+    session still compares with the state before the edits."""
+
+    type: Literal["baseline_recorded"] = "baseline_recorded"
+    runs: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ReviewDecided(EventBase):
@@ -336,6 +346,7 @@ KnownEvent = Annotated[
     | LoopDetected
     | Compacted
     | VerificationRan
+    | BaselineRecorded
     | ReviewDecided,
     Field(discriminator="type"),
 ]
@@ -375,7 +386,8 @@ _KNOWN_TYPES = {
         SessionStarted, SessionResumed, UserMessage, SystemNote, SessionFinished, SessionPaused,
         ModelCallStarted, ModelCallFinished, ModelCallFailed, ToolCallStarted, ToolCallFinished,
         PolicyDecided, ApprovalRequested, ApprovalGiven, PlanProposed, PlanUpdated, FileEdited,
-        CommandRan, BudgetWarning, LoopDetected, Compacted, VerificationRan, ReviewDecided,
+        CommandRan, BudgetWarning, LoopDetected, Compacted, VerificationRan, BaselineRecorded,
+        ReviewDecided,
     )
 }
 

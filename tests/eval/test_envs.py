@@ -13,6 +13,7 @@ from codeloop.eval.swebench.envs import (
     _build_requires,
     _requirements_at,
     offline_reinstall,
+    with_compiler_cache,
 )
 from codeloop.eval.swebench.specs import SpecMissing, spec_for
 
@@ -52,6 +53,31 @@ def test_requirements_are_read_at_the_commit_with_includes(tmp_path: Path) -> No
         _requirements_at(mirror, "HEAD", ("nope.txt",))
 
 
+def test_a_conda_environment_is_installed_from_pypi_under_the_pins(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "ci").mkdir(parents=True)
+    (src / "ci" / "environment.yml").write_text(
+        "dependencies:\n  - python=3.10\n  - netcdf4\n  - numpy\n")
+    git("init", "-q", cwd=src)
+    git("add", ".", cwd=src)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "e", cwd=src)
+    mirror = tmp_path / "m.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(src), str(mirror)], check=True)
+    spec = SPEC.__class__(**{**SPEC.__dict__, "packages": "environment.yml",
+                             "pip_packages": ("numpy==1.23.0", "pytest"),
+                             "requirements_paths": ("environment.yml", "ci/environment.yml")})
+    root = tmp_path / "env"
+    root.mkdir()
+    steps = EnvBuilder(tmp_path)._recipe(spec, root, mirror, "HEAD", src)
+    assert (root / "environment-requirements.txt").read_text().split() == ["netcdf4", "numpy"]
+    assert (root / "pins.txt").read_text().split() == ["numpy==1.23.0"]
+    assert f"-c {root / 'pins.txt'}" in steps[0][0]
+    assert steps[1][0] == "python -m pip install numpy==1.23.0 pytest"
+    missing = SPEC.__class__(**{**spec.__dict__, "requirements_paths": ("nope.yml",)})
+    with pytest.raises(EnvUnavailable, match="no conda environment file"):
+        EnvBuilder(tmp_path)._recipe(missing, root, mirror, "HEAD", src)
+
+
 def test_spec_table_has_the_harness_facts() -> None:
     sympy = spec_for("sympy/sympy", "1.1")
     assert sympy.runner == "sympy" and "bin/test -C --verbose" in sympy.test_cmd
@@ -68,3 +94,12 @@ def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Pa
     assert _build_requires(tmp_path) == ["setuptools-scm", "wheel"]
     (tmp_path / "pyproject.toml").write_text("not toml [")
     assert _build_requires(tmp_path) == []
+
+
+def test_compilers_go_through_ccache_only_when_it_is_installed(tmp_path: Path) -> None:
+    env: dict[str, str] = {}
+    assert with_compiler_cache("/usr/bin", env, tmp_path / "none") == "/usr/bin"
+    assert env == {}
+    (tmp_path / "gcc").symlink_to("/usr/bin/ccache")
+    assert with_compiler_cache("/usr/bin", env, tmp_path) == f"{tmp_path}:/usr/bin"
+    assert env["CCACHE_NOHASHDIR"] == "1" and env["CCACHE_BASEDIR"]

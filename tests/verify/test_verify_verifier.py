@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.events import VerificationRan
+from codeloop.events import BaselineRecorded, VerificationRan
 from codeloop.sandbox.environment import BASE_PATH
 from codeloop.tools.base import ToolContext
 from codeloop.tools.verify_tools import (
@@ -182,8 +182,9 @@ def test_tools_return_structured_results_and_emit_events(workspace: CopyWorkspac
     assert isinstance(ctx.services["verifier"], Verifier)
     checks = RunChecks().run(RunChecksArgs(), ctx)
     assert not checks.ok and "no lint" in (checks.error or "")
-    assert [type(e) for e in events] == [VerificationRan, VerificationRan]
-    first = events[0]
+    # The backfill ran on the original files: it is logged as baseline, for a resume.
+    assert [type(e) for e in events] == [BaselineRecorded, VerificationRan, VerificationRan]
+    first = events[1]
     # No baseline was taken: the failing file was also run on the original files, where it passed.
     assert isinstance(first, VerificationRan) and first.failed == 1 and first.passed == 3
     assert first.new_failures == ["tests/test_calc.py::test_add"]

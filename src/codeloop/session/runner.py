@@ -76,6 +76,10 @@ FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error
 class FinishGate(Protocol):
     """Decides whether `finish` may end the session (the verifier plugs in here)."""
 
+    def restore(self, state: SessionState) -> None:
+        """Called when the runner starts on a session's log (what a resume must remember)."""
+        ...
+
     def before_edit(self) -> None:
         """Called before a tool that writes files runs (a baseline can be taken here)."""
         ...
@@ -178,6 +182,8 @@ class Runner:
             return self.state
         if self.gate is not None:
             self.gate.remember(self.state.approvals.values())
+        if self.finish_gate is not None:
+            self.finish_gate.restore(self.state)
         if self.state.pending_approvals and self.approver is None:
             # Nobody here can answer: a resume would only be recorded and stop again.
             return self.state

@@ -11,6 +11,7 @@ from typing import Any
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,
+    BaselineRecorded,
     Compacted,
     Event,
     FileEdited,
@@ -83,6 +84,8 @@ class SessionState:
     compactions: int = 0
     # A successful finish whose SessionFinished was not yet written (killed in between).
     finish_summary: str | None = None
+    # The verifier's runs on the untouched tree (`BaselineRecorded`), restored on resume.
+    baseline_runs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total_tokens(self) -> int:
@@ -206,6 +209,8 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
             state.loop_nudges += 1
             state.actions_at_last_nudge = len(state.actions)
             state.no_action_turns = 0
+    elif isinstance(event, BaselineRecorded):
+        state.baseline_runs.extend(event.runs)
     elif isinstance(event, Compacted):
         state.compactions += 1
         state.transcript.append(event)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from codeloop.session.state import SessionState
 from codeloop.tools.base import ToolContext
-from codeloop.tools.verify_tools import ensure_baseline, gate_finish, get_verifier
+from codeloop.tools.verify_tools import ensure_baseline, gate_finish, get_verifier, restore_baseline
 
 
 class VerifierGate:
@@ -11,6 +12,9 @@ class VerifierGate:
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
+
+    def restore(self, state: SessionState) -> None:
+        restore_baseline(self.ctx, state.baseline_runs)
 
     def before_edit(self) -> None:
         ensure_baseline(self.ctx)

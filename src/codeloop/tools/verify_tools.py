@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from codeloop.errors import PathOutsideWorkspace
+from codeloop.events import BaselineRecorded
 from codeloop.index.service import RepoIndex
 from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
 from codeloop.verify.gate import GateDecision
+from codeloop.verify.models import RunResult
 from codeloop.verify.pristine import Originals
 from codeloop.verify.verifier import Verification, Verifier
 from codeloop.workspace.base import Workspace
@@ -46,13 +48,27 @@ def get_verifier(ctx: ToolContext) -> Verifier:
     return verifier
 
 
+def _report(ctx: ToolContext, result: Verification) -> None:
+    """Log what ran, and the runs on the untouched tree in full so a resume keeps them."""
+    pristine = get_verifier(ctx).take_pristine()
+    if pristine:
+        ctx.emit(BaselineRecorded(runs=[r.model_dump(exclude={"output_tail"}) for r in pristine]))
+    ctx.emit(result.event())
+
+
+def restore_baseline(ctx: ToolContext, runs: list[dict[str, Any]]) -> None:
+    """Give a resumed session's verifier the baseline its log recorded."""
+    if runs:
+        get_verifier(ctx).restore_baseline([RunResult.model_validate(r) for r in runs])
+
+
 def ensure_baseline(ctx: ToolContext) -> Verification | None:
     """Take the baseline once, before the first edit; the loop calls this ahead of write tools."""
     verifier = get_verifier(ctx)
     if verifier.baseline_taken:
         return None
     result = verifier.baseline()
-    ctx.emit(result.event())
+    _report(ctx, result)
     return result
 
 
@@ -65,12 +81,12 @@ def gate_finish(ctx: ToolContext) -> GateDecision:
     """
     decision, ran = get_verifier(ctx).check_finish()
     if ran is not None:
-        ctx.emit(ran.event())
+        _report(ctx, ran)
     return decision
 
 
 def _observe(result: Verification, ctx: ToolContext) -> Observation:
-    ctx.emit(result.event())
+    _report(ctx, result)
     # Failing tests are a result, not a tool error; running nothing at all is one.
     return Observation(
         ok=bool(result.runs),

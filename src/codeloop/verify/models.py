@@ -86,6 +86,8 @@ class RunResult(BaseModel):
     outcome: Literal["passed", "failed", "usage", "timeout"] = "passed"
     note: str = ""
     output_tail: str = ""
+    # True when the result is an earlier run's, the workspace and command being unchanged.
+    reused: bool = False
 
     @property
     def counts(self) -> str:

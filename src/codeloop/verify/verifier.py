@@ -25,6 +25,7 @@ Phase = Literal["baseline", "after", "final"]
 _EVENT_STILL_FAILING = 200
 # Runners whose targets are test files, which backfilling the baseline needs.
 _FILE_TARGETED = ("junit", "sympy")
+_REUSED = " (reused: the files and the command are unchanged since it last ran)"
 
 
 @dataclass
@@ -46,7 +47,8 @@ class Verification:
 
     def text(self) -> str:
         """Compact text for the model: per command counts, then new / fixed / still failing."""
-        lines = [f"{r.name} [{r.scope}]: {r.counts}{' - ' + r.note if r.note else ''}" for r in self.runs]
+        lines = [f"{r.name} [{r.scope}]: {r.counts}{' - ' + r.note if r.note else ''}{_REUSED if r.reused else ''}"
+                 for r in self.runs]
         if not self.runs:
             lines.append("nothing ran")
         lines += [f"note: {n}" for n in self.notes]
@@ -93,6 +95,7 @@ class Verification:
             failed=self.failed, new_failures=list(c.new), fixed_failures=list(c.fixed),
             # A legacy suite can have thousands; `failed` keeps the count, the text the gist.
             still_failing=list(c.still_failing)[:_EVENT_STILL_FAILING], summary=self.text()[:4000],
+            seconds=round(sum(r.duration_ms for r in self.runs) / 1000, 3),
         )
 
 
@@ -140,6 +143,10 @@ class Verifier:
         self._durations: dict[str, float] = {}
         # Test files already run on the original files to fill gaps in the baseline.
         self._backfilled: set[str] = set()
+        # The last result of each (command as shown, edits' fingerprint), to reuse.
+        self._results: dict[tuple[str, str], RunResult] = {}
+        # Runs on the untouched tree not yet handed out for the event log (`take_pristine`).
+        self._unsaved: list[RunResult] = []
 
     # --- state -------------------------------------------------------------------------
 
@@ -160,10 +167,11 @@ class Verifier:
     def _record(self, run: RunResult, pristine: bool, latest: bool = True) -> None:
         self.runs.append((run, pristine))
         self._spent_s += run.duration_ms / 1000
-        if run.category == "test" and run.outcome != "usage":
+        if run.category == "test" and run.outcome != "usage" and not run.reused:
             self._durations[run.scope] = run.duration_ms / 1000
         if pristine:
             self.base.record(run)
+            self._unsaved.append(run)
         if latest:
             self.latest.record(run)
 
@@ -174,6 +182,18 @@ class Verifier:
     def _verification(self, phase: Phase, runs: list[RunResult], notes: list[str]) -> Verification:
         return Verification(phase, runs, compare(self.base, self.latest), notes)
 
+    def take_pristine(self) -> list[RunResult]:
+        """Runs on the untouched tree since the last call, for the session's event log."""
+        runs, self._unsaved = self._unsaved, []
+        return runs
+
+    def restore_baseline(self, runs: list[RunResult]) -> None:
+        """Take back a baseline recorded before a restart, so it is not re-run on edited files."""
+        for run in runs:
+            self._record(run, pristine=True, latest=False)
+        self._unsaved = []
+        self.baseline_taken = self.baseline_taken or bool(runs)
+
     # --- runs ------------------------------------------------------------------------------
 
     def _run(
@@ -183,11 +203,21 @@ class Verifier:
         """Run and record; a run counts for the baseline when asked, or when nothing was edited yet."""
         untouched = self.changed_files is not None and not self._changed()
         before = self.fingerprint()
+        key = (spec.display(targets), before) if before is not None else None
+        previous = self._results.get(key) if key is not None else None
+        if previous is not None:
+            # Same command on the same files: its result stands, and running it again would
+            # double the cost of a finish that follows an explicit `run_tests`.
+            run = previous.model_copy(update={"duration_ms": 0.0, "reused": True, "scope": scope})
+            self._record(run, baseline or untouched)
+            return run
         run = run_command(spec, self.sandbox, self.root, self._limits(timeout_s), self.settings.env, targets, scope)
         if self.fingerprint() != before:
             # A linter with `fix = true` in the project's config, or a test that writes files.
             run.note = (run.note + "; " if run.note else "") + "this command changed files in the workspace"
             untouched = False
+        elif key is not None and run.outcome != "timeout":
+            self._results[key] = run
         self._record(run, baseline or untouched)
         return run
 
@@ -325,7 +355,8 @@ class Verifier:
             lines.append("- nothing was run: the result is NOT verified")
         for run, pristine in self.runs:
             when = "before edits" if pristine else "after edits"
-            lines.append(f"- [{when}] `{run.command}` ({run.scope}): {run.counts}, exit {run.exit_code}, {run.duration_ms / 1000:.1f}s")
+            took = _REUSED.strip() if run.reused else f"{run.duration_ms / 1000:.1f}s"
+            lines.append(f"- [{when}] `{run.command}` ({run.scope}): {run.counts}, exit {run.exit_code}, {took}")
         lines.append(
             f"New failures: {len(c.new)}; fixed: {len(c.fixed)}; still failing as before: {len(c.still_failing)}"
         )

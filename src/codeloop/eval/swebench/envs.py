@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from typing import TextIO
 
 from codeloop.errors import CodeloopError
 from codeloop.eval.swebench.checkout import SAFE_GIT
+from codeloop.eval.swebench.condayml import CondaYamlError, pip_requirements
 from codeloop.eval.swebench.interpreters import Interpreter, find_interpreter
 from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.specs import EnvSpec
@@ -34,6 +36,8 @@ REINSTALL_TIMEOUT_S = 600.0
 # The harness built its environments before NumPy 2 (June 2024); the code under test assumes
 # the NumPy 1 API (np.Inf, np.float_, ...). Applied to every pip call through PIP_CONSTRAINT.
 _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
+# Debian's ccache package: `gcc`, `cc`, ... links that compile through the cache.
+CCACHE_MASQUERADE = Path("/usr/lib/ccache")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
 
@@ -61,7 +65,7 @@ def base_environ(extra_path: Path | None = None) -> dict[str, str]:
     keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
             "PIP_TRUSTED_HOST", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
     env = {k: v for k, v in os.environ.items() if k in keep}
-    path = "/usr/local/bin:/usr/bin:/bin"
+    path = with_compiler_cache("/usr/local/bin:/usr/bin:/bin", env)
     env["PATH"] = f"{extra_path}:{path}" if extra_path else path
     env.update({
         "PYTHONNOUSERSITE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
@@ -69,6 +73,22 @@ def base_environ(extra_path: Path | None = None) -> dict[str, str]:
         "PIP_CONSTRAINT": str(_CONSTRAINTS),
     })
     return env
+
+
+def with_compiler_cache(path: str, env: dict[str, str],
+                        masquerade: Path = CCACHE_MASQUERADE) -> str:
+    """`path` with ccache's compiler links first when ccache is installed.
+
+    Each judged checkout reinstalls the project, which for C-extension projects (astropy)
+    means compiling it again from identical sources; ccache turns those into cache hits.
+    Paths under the temp dir are rewritten relative, so checkouts in different directories
+    share entries.
+    """
+    if not (masquerade / "gcc").exists():
+        return path
+    env["CCACHE_BASEDIR"] = tempfile.gettempdir()
+    env["CCACHE_NOHASHDIR"] = "1"
+    return f"{masquerade}:{path}"
 
 
 @dataclass
@@ -198,18 +218,22 @@ class EnvBuilder:
         if spec.packages == "requirements.txt":
             reqs = root / "requirements.txt"
             reqs.write_text(_requirements_at(mirror, setup_commit, spec.requirements_paths))
-            # All at once when possible; else one by one, leaving out pins PyPI no longer
-            # serves (removed stub packages and the like) and naming them in the build log.
-            listed = f"sed -e 's/[[:space:]]#.*//' -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' {reqs}"
-            steps.append((f"python -m pip install -r {reqs} || ({listed}"
-                          " | while read -r req; do python -m pip install \"$req\" "
-                          "|| echo \"SKIPPED requirement: $req\"; done)",
-                          "install the pinned requirements"))
-        elif spec.packages and spec.packages != "environment.yml":
+            steps.append((_install_each(reqs), "install the pinned requirements"))
+        elif spec.packages == "environment.yml":
+            reqs = root / "environment-requirements.txt"
+            reqs.write_text("\n".join(_conda_requirements_at(
+                mirror, setup_commit, spec.requirements_paths)) + "\n")
+            # The harness creates the conda environment, then pins `pip_packages` over it;
+            # resolving the unpinned conda list against those pins keeps them compatible.
+            pins = root / "pins.txt"
+            pins.write_text("".join(f"{p}\n" for p in spec.pip_packages if "==" in p))
+            steps.append((_install_each(reqs, f"-c {pins}"),
+                          "install the conda environment's packages from PyPI"))
+        elif spec.packages:
             steps.append((f"python -m pip install {spec.packages}", "install the packages"))
         if spec.pip_packages:
-            pins = " ".join(shlex.quote(p) for p in spec.pip_packages)
-            steps.append((f"python -m pip install {pins}", "install the pinned pip packages"))
+            listed = " ".join(shlex.quote(p) for p in spec.pip_packages)
+            steps.append((f"python -m pip install {listed}", "install the pinned pip packages"))
         for command in spec.pre_install:
             if not _needs_system_packages(command):
                 steps.append((command, "pre-install edit"))
@@ -232,6 +256,29 @@ class EnvBuilder:
         if not result.ok:
             last = result.tail(3).replace("\n", " | ")
             raise EnvUnavailable(f"{label} failed: {last[-400:]}")
+
+
+def _install_each(reqs: Path, options: str = "") -> str:
+    """Install `reqs` at once when possible; else one by one, leaving out those PyPI no longer
+    serves (removed stub packages and the like) and naming them in the build log."""
+    listed = (f"sed -e 's/[[:space:]]#.*//' -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' "
+              f"{reqs}")
+    return (f"python -m pip install {options} -r {reqs} || ({listed} | while read -r req; do "
+            f"python -m pip install {options} \"$req\" || echo \"SKIPPED requirement: $req\"; "
+            "done)")
+
+
+def _conda_requirements_at(mirror: Path, commit: str, paths: tuple[str, ...]) -> list[str]:
+    """The pip requirements of the conda environment file the repository keeps at `commit`."""
+    for path in paths:
+        text = _show(mirror, commit, path)
+        if text is None:
+            continue
+        try:
+            return pip_requirements(text)
+        except CondaYamlError as exc:
+            raise EnvUnavailable(f"{path} at {commit[:12]}: {exc}") from exc
+    raise EnvUnavailable(f"no conda environment file at {', '.join(paths)} in {commit[:12]}")
 
 
 def _requirements_at(mirror: Path, commit: str, paths: tuple[str, ...]) -> str:
