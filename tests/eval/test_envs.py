@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from codeloop.eval.swebench.envs import (
     _build_requires,
     _requirements_at,
     offline_reinstall,
+    tox_current_env_in_venv,
 )
 from codeloop.eval.swebench.specs import SpecMissing, spec_for
 
@@ -68,3 +70,34 @@ def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Pa
     assert _build_requires(tmp_path) == ["setuptools-scm", "wheel"]
     (tmp_path / "pyproject.toml").write_text("not toml [")
     assert _build_requires(tmp_path) == []
+
+
+def test_tox_current_env_runs_inside_the_virtualenv(tmp_path: Path) -> None:
+    """The link tox-current-env makes must start the virtualenv's Python, not the base one."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # Stands in for tox with the plugin (not installed here): it links the env's python to
+    # the interpreter running it unless one is there already, then runs the command with it.
+    tox = venv / "bin" / "tox"
+    tox.write_text(
+        f"#!{venv / 'bin' / 'python'}\n"
+        "import os, subprocess, sys\n"
+        "bindir = '.tox/py39/bin'\n"
+        "os.makedirs(bindir, exist_ok=True)\n"
+        "link = os.path.join(bindir, 'python')\n"
+        "if not os.path.exists(link):\n"
+        "    os.symlink(sys.executable, link)\n"
+        "subprocess.run([link, '-c', 'import sys; print(sys.prefix != sys.base_prefix)'])\n"
+    )
+    tox.chmod(0o755)
+    command = tox_current_env_in_venv("tox --current-env -epy39 -v --")
+    assert tox_current_env_in_venv("pytest -rA") == "pytest -rA"
+    work = tmp_path / "repo"
+    work.mkdir()
+    environ = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "VIRTUAL_ENV": str(venv)}
+    ran = subprocess.run(["bash", "-c", command], cwd=work, env=environ,
+                         capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "True"
+    bare = subprocess.run(["bash", "-c", "rm -rf .tox && tox"], cwd=work, env=environ,
+                          capture_output=True, text=True, check=True)
+    assert bare.stdout.strip() == "False"  # the failure the link exists to prevent

@@ -83,6 +83,11 @@ class TaskEnv:
     def bin_dir(self) -> Path:
         return self.root / "venv" / "bin"
 
+    @property
+    def test_cmd(self) -> str:
+        """The spec's test command, made to run from this virtualenv."""
+        return tox_current_env_in_venv(self.spec.test_cmd)
+
     def environ(self) -> dict[str, str]:
         env = base_environ(self.bin_dir)
         env["VIRTUAL_ENV"] = str(self.root / "venv")
@@ -116,6 +121,24 @@ def offline_reinstall(install: str) -> str:
     if "pip install" not in install:
         return install
     return install.replace("pip install", "pip install --no-build-isolation", 1)
+
+
+_TOX_CURRENT_ENV = re.compile(r"\btox --current-env -e\s*([\w.-]+)")
+
+
+def tox_current_env_in_venv(test_cmd: str) -> str:
+    """`tox --current-env` (sphinx) made to work from a virtualenv rather than conda.
+
+    tox-current-env links `.tox/<env>/bin/python` to the running interpreter; beside that
+    link there is no `pyvenv.cfg`, so it starts as the bare base Python (no pytest, no
+    project). With `.tox/<env>` linked to the virtualenv itself the plugin finds its python
+    there, and that python its `pyvenv.cfg`.
+    """
+    match = _TOX_CURRENT_ENV.search(test_cmd)
+    if match is None:
+        return test_cmd
+    link = shlex.quote(f".tox/{match.group(1)}")
+    return f'mkdir -p .tox && ln -sfn "$VIRTUAL_ENV" {link} && {test_cmd}'
 
 
 def _needs_system_packages(command: str) -> bool:
