@@ -246,6 +246,8 @@ class VerificationRan(EventBase):
     fixed_failures: list[str] = Field(default_factory=list)
     still_failing: list[str] = Field(default_factory=list)
     summary: str = ""
+    # Wall time of the commands that ran (reused results count nothing).
+    seconds: float = 0.0
 
 
 class ReviewDecided(EventBase):

@@ -74,6 +74,7 @@ class BwrapSandbox:
         shm_size_mb: int = 64,
         sandbox_uid: int = DEFAULT_SANDBOX_UID,
         extra_ro_binds: Sequence[Path] = (),
+        extra_rw_binds: Sequence[Path] = (),
         capabilities: Capabilities | None = None,
         egress: EgressProxy | None = None,
     ) -> None:
@@ -89,6 +90,7 @@ class BwrapSandbox:
         self.shm_size_mb = shm_size_mb
         self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
         self._extra = tuple(Path(p) for p in extra_ro_binds)
+        self._extra_rw = tuple(Path(p) for p in extra_rw_binds)
         # With an egress proxy, unix sockets are allowed so the forwarder can reach it;
         # the sandbox's view holds no other path socket and abstract ones are per-netns.
         if egress is not None and not os.access(SYSTEM_PYTHON, os.X_OK):
@@ -161,6 +163,7 @@ class BwrapSandbox:
                 shm_size_mb=self.shm_size_mb,
                 drop_to=self._drop,
                 extra_ro_binds=self._extra,
+                extra_rw_binds=self._extra_rw,
                 egress_socket=self.egress.socket_path if self.egress else None,
             )
             launcher, preexec = _rlimits(lim)

@@ -59,6 +59,8 @@ class Profile:
     shm_size_mb: int
     drop_to: tuple[int, int] | None = None
     extra_ro_binds: Sequence[Path] = field(default_factory=tuple)
+    # Writable host directories (e.g. a virtualenv an install step must write into).
+    extra_rw_binds: Sequence[Path] = field(default_factory=tuple)
     info_fd: int | None = None
     egress_socket: Path | None = None
 
@@ -126,8 +128,6 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args = [bwrap, *_namespaces(drop), "--new-session", "--die-with-parent"]
     args += ["--hostname", "codeloop"]
     args += _system_view()
-    for extra in profile.extra_ro_binds:
-        args += ["--ro-bind", str(extra), str(extra)]
     if profile.egress_socket is not None:
         args += ["--ro-bind", str(_FORWARDER), f"{_EGRESS_DIR}/forwarder.py"]
         args += ["--bind", str(profile.egress_socket), f"{_EGRESS_DIR}/egress.sock"]
@@ -135,6 +135,11 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args += ["--perms", "1777", "--size", str(profile.shm_size_mb << 20), "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", str(profile.tmp_size_mb << 20), "--tmpfs", "/tmp"]
     args += ["--remount-ro", "/dev"]
+    # After the tmpfs mounts, like the workspace, so binds that live under /tmp stay visible.
+    for extra in profile.extra_ro_binds:
+        args += ["--ro-bind", str(extra), str(extra)]
+    for extra in profile.extra_rw_binds:
+        args += ["--bind", str(extra), str(extra)]
     args += _workspace(profile.mount)
     # Whatever bwrap created on its own root tmpfs (mount points) is frozen: the root is
     # RAM that no size limit covers.

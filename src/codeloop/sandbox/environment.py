@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeloop.sandbox.base import CommandResult, Limits, Sandbox
 
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
@@ -30,3 +34,33 @@ def launcher_env() -> dict[str, str]:
 
 def host_tmp() -> str:
     return os.environ.get("TMPDIR", "/tmp")
+
+
+@dataclass
+class Toolchain:
+    """A toolchain outside the system directories that commands should find first.
+
+    `ro_binds` become visible read-only inside the sandbox; `bin_dirs` lead PATH; `env` is
+    added to every command (e.g. VIRTUAL_ENV).
+    """
+
+    ro_binds: list[Path] = field(default_factory=list)
+    bin_dirs: list[Path] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class ToolchainSandbox:
+    """A sandbox whose commands get the toolchain's PATH and variables."""
+
+    def __init__(self, inner: Sandbox, toolchain: Toolchain) -> None:
+        self.inner = inner
+        self.toolchain = toolchain
+        self.name = inner.name
+
+    def run(self, command: str, cwd: Path, env: dict[str, str] | None = None,
+            limits: Limits | None = None) -> CommandResult:
+        merged = {**self.toolchain.env, **(env or {})}
+        lead = ":".join(str(d) for d in self.toolchain.bin_dirs)
+        if lead:
+            merged["PATH"] = f"{lead}:{merged.get('PATH', BASE_PATH)}"
+        return self.inner.run(command, cwd, merged, limits)

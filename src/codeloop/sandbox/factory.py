@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from codeloop.sandbox.base import Sandbox
@@ -12,10 +14,12 @@ from codeloop.sandbox.probe import probe
 from codeloop.sandbox.subprocess_backend import SubprocessSandbox
 
 
-def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = None) -> Sandbox:
+def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = None,
+                 ro_binds: Sequence[Path] = ()) -> Sandbox:
     """bwrap when the probes pass; plain subprocesses only when the user said `--no-sandbox`.
 
-    `egress`, a started `EgressProxy`, is the sandbox's only way out (allow-listed domains).
+    `egress`, a started `EgressProxy`, is the sandbox's only way out (allow-listed domains);
+    `ro_binds` are host directories commands may read (a toolchain outside /usr).
     """
     if no_sandbox:
         return SubprocessSandbox()
@@ -34,7 +38,7 @@ def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = 
             "commands cannot be isolated on this machine (" + "; ".join(failed) + ")",
             "see `codeloop doctor`; `--no-sandbox` runs commands unisolated and asks before each",
         )
-    return BwrapSandbox(workspace, capabilities=caps, egress=egress)
+    return BwrapSandbox(workspace, capabilities=caps, egress=egress, extra_ro_binds=ro_binds)
 
 
 def choose_backend(setting: str) -> str:

@@ -16,6 +16,7 @@ from codeloop.memory.instructions import load_instructions
 from codeloop.policy.engine import PolicyEngine
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.docker_backend import DockerSandbox
+from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.prompts import system_prompt
@@ -85,21 +86,26 @@ def start_session(
     return sid
 
 
-def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings
+def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings,
+                               toolchain: Toolchain | None = None
                                ) -> tuple[LayeredWorkspace, Sandbox]:
     """The session's workspace and the sandbox its commands run in, paired safely.
 
     Without a sandbox, commands run as host processes that may write files in place, so the
-    workspace must be a private copy rather than hard links to the user's files.
+    workspace must be a private copy rather than hard links to the user's files. A
+    `toolchain` (e.g. a task's virtualenv) is made visible to and found first by commands.
     """
+    sandbox: Sandbox
     if settings.sandbox and choose_backend(settings.sandbox_backend) == "docker":
         workspace = open_workspace(repo, state / "workspace", prefer="copy")
-        return workspace, DockerSandbox(workspace, settings.docker_image)
-    if settings.sandbox:
+        sandbox = DockerSandbox(workspace, settings.docker_image)
+    elif settings.sandbox:
         workspace = open_workspace(repo, state / "workspace")
-        return workspace, make_sandbox(False, workspace)
-    workspace = open_workspace(repo, state / "workspace", prefer="copy")
-    return workspace, make_sandbox(True, workspace)
+        sandbox = make_sandbox(False, workspace, ro_binds=toolchain.ro_binds if toolchain else ())
+    else:
+        workspace = open_workspace(repo, state / "workspace", prefer="copy")
+        sandbox = make_sandbox(True, workspace)
+    return workspace, ToolchainSandbox(sandbox, toolchain) if toolchain else sandbox
 
 
 def make_policy(settings: Settings) -> PolicyEngine:
@@ -118,6 +124,7 @@ class RuntimeParts:
     approver: Approver | None = None
     finish_gate: FinishGate | None = None
     control: Control | None = None
+    toolchain: Toolchain | None = None
 
 
 def build_runner(
@@ -128,7 +135,7 @@ def build_runner(
 ) -> Runner:
     parts = parts or RuntimeParts()
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
-                                                    settings)
+                                                    settings, parts.toolchain)
     limits = Limits(timeout_s=settings.budgets.command_timeout_s)
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits,
                       services={"verify_config": settings.verify})

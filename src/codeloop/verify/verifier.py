@@ -93,6 +93,7 @@ class Verification:
             failed=self.failed, new_failures=list(c.new), fixed_failures=list(c.fixed),
             # A legacy suite can have thousands; `failed` keeps the count, the text the gist.
             still_failing=list(c.still_failing)[:_EVENT_STILL_FAILING], summary=self.text()[:4000],
+            seconds=round(sum(r.duration_ms for r in self.runs) / 1000, 3),
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -10,19 +11,27 @@ from pathlib import Path
 
 from codeloop.config import Settings
 from codeloop.eval.swebench.checkout import SAFE_GIT
-from codeloop.eval.swebench.envs import TaskEnv
+from codeloop.eval.swebench.envs import REINSTALL_TIMEOUT_S, TaskEnv, offline_reinstall
 from codeloop.eval.swebench.instances import SweInstance
-from codeloop.events import FileEdited, ToolCallFinished
+from codeloop.eval.swebench.procs import ShellResult
+from codeloop.events import (
+    ApprovalGiven,
+    ApprovalRequested,
+    FileEdited,
+    ToolCallData,
+    ToolCallFinished,
+    VerificationRan,
+)
 from codeloop.llm.types import Model
-from codeloop.sandbox.base import CommandResult, Limits, Sandbox
-from codeloop.sandbox.environment import BASE_PATH
-from codeloop.sandbox.subprocess_backend import SubprocessSandbox
+from codeloop.sandbox.base import CommandResult, Limits
+from codeloop.sandbox.bwrap_backend import BwrapSandbox
+from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
+from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.session.runner import Runner
-from codeloop.session.setup import start_session
+from codeloop.session.setup import RuntimeParts, build_runner, start_session
 from codeloop.session.store import SQLiteEventStore
-from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
-from codeloop.workspace.copy import CopyWorkspace
+from codeloop.workspace.base import Workspace
 
 # Files test runs and installs leave behind; never part of a candidate fix.
 _GENERATED = re.compile(r"(^|/)(__pycache__|\.pytest_cache|[^/]*\.egg-info|\.tox|\.eggs)(/|$)"
@@ -30,20 +39,30 @@ _GENERATED = re.compile(r"(^|/)(__pycache__|\.pytest_cache|[^/]*\.egg-info|\.tox
 _FILE_HEADER = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
 
 
-class VenvSandbox:
-    """A sandbox whose commands find the task environment's `python`, `pytest`, ... first."""
+def task_toolchain(env: TaskEnv) -> Toolchain:
+    """The task's virtualenv for sandboxed commands: it and its base interpreter, read-only."""
+    venv = env.bin_dir.parent
+    binds = [venv]
+    home = _venv_home(venv)
+    # A pyenv or uv interpreter lives outside the system directories the sandbox shows.
+    if home is not None and not _under_system(home):
+        binds.append(home.parent)
+    return Toolchain(ro_binds=binds, bin_dirs=[env.bin_dir], env={"VIRTUAL_ENV": str(venv)})
 
-    def __init__(self, inner: Sandbox, env: TaskEnv) -> None:
-        self.inner = inner
-        self.env = env
-        self.name = f"{inner.name}+venv"
 
-    def run(self, command: str, cwd: Path, env: dict[str, str] | None = None,
-            limits: Limits | None = None) -> CommandResult:
-        merged = dict(env or {})
-        merged["PATH"] = f"{self.env.bin_dir}:{merged.get('PATH', BASE_PATH)}"
-        merged["VIRTUAL_ENV"] = str(self.env.bin_dir.parent)
-        return self.inner.run(command, cwd, merged, limits)
+def _venv_home(venv: Path) -> Path | None:
+    cfg = venv / "pyvenv.cfg"
+    if not cfg.is_file():
+        return None
+    for line in cfg.read_text("utf-8").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home":
+            return Path(os.path.realpath(value.strip()))
+    return None
+
+
+def _under_system(path: Path) -> bool:
+    return any(path == Path(top) or Path(top) in path.parents for top in ("/usr", "/bin", "/lib"))
 
 
 @dataclass
@@ -57,6 +76,10 @@ class AgentRun:
     edits: int
     wall_s: float
     cost_usd: float
+    sandbox: str = ""
+    finish_blocked: int = 0
+    verify_s: float = 0.0
+    install_note: str = ""
 
 
 def task_text(inst: SweInstance) -> str:
@@ -84,29 +107,89 @@ def keep_source_changes(diff: str, repo: Path) -> str:
     return "".join(kept)
 
 
+def eval_settings(settings: Settings, inst: SweInstance, env: TaskEnv) -> Settings:
+    """The session's settings for one task: its own test command as the verifier's, over the
+    test files of FAIL_TO_PASS / PASS_TO_PASS; unattended, so nothing waits for a person."""
+    verify = {
+        **settings.verify, "test": env.spec.test_cmd,
+        "baseline_target": " ".join(inst.test_files()) or None,
+        # The harness judges by tests alone; the repository's linters are not installed.
+        "lint": [], "typecheck": [], "security": [],
+    }
+    return settings.model_copy(update={"verify": verify, "verify_on_finish": True,
+                                       "approval_mode": "full-auto"})
+
+
+def deny_unattended(request: ApprovalRequested, call: ToolCallData) -> ApprovalGiven:
+    """No one is there to ask: a call the policy wants approved is refused, never run."""
+    return ApprovalGiven(call_id=call.id, approved=False, digest=request.digest,
+                         reason="unattended evaluation: calls that need approval are refused",
+                         by="unattended")
+
+
+def _assemble(store: SQLiteEventStore, sid: str, repo: Path, settings: Settings, model: Model,
+              state_dir: Path, toolchain: Toolchain) -> tuple[Runner, str]:
+    """The runner as `codeloop run` builds it; without bwrap here, a copy and host processes."""
+    parts = RuntimeParts(approver=deny_unattended, toolchain=toolchain)
+    try:
+        runner = build_runner(store, sid, repo, settings, model, base_dir=state_dir, parts=parts)
+        return runner, ""
+    except SandboxUnavailable as exc:
+        plain = settings.model_copy(update={"sandbox": False})
+        runner = build_runner(store, sid, repo, plain, model, base_dir=state_dir, parts=parts)
+        return runner, f"no sandbox: {exc.message}"
+
+
+def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
+                    sandboxed: bool) -> CommandResult | ShellResult:
+    """Point the environment's install of the project at the session's workspace.
+
+    Sandboxed, the install writes through the workspace's overlay (never into the user's
+    files) and only the virtualenv is writable; unsandboxed the workspace is a private copy.
+    """
+    if not sandboxed:
+        return env.prepare(workspace.path, edits=False)
+    command = offline_reinstall(env.spec.install)
+    venv = env.bin_dir.parent
+    inner = BwrapSandbox(workspace, extra_ro_binds=[b for b in toolchain.ro_binds if b != venv],
+                         extra_rw_binds=[venv])
+    return ToolchainSandbox(inner, toolchain).run(
+        command, workspace.path, limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=20_000))
+
+
 def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_dir: Path,
               settings: Settings) -> AgentRun:
-    """Run one session on `repo` (the task checkout) and return its cleaned diff and metrics."""
+    """Run one session on `repo` (the task checkout) through the same assembly as `codeloop
+    run` (overlay workspace, bwrap, policy, verifier gate); return its cleaned diff and metrics."""
     start = time.monotonic()
     state_dir.mkdir(parents=True, exist_ok=True)
     store = SQLiteEventStore(state_dir / "events.sqlite")
     registry = default_registry()
+    settings = eval_settings(settings, inst, env)
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
-    workspace = CopyWorkspace(repo, state_dir / "workspace")
-    # Point the environment's install of the project at the session's copy, so the tests the
-    # agent runs there see its edits (the judge reinstalls into its own checkout later).
-    env.prepare(workspace.path, edits=False)
-    ctx = ToolContext(workspace=workspace, sandbox=VenvSandbox(SubprocessSandbox(), env),
-                      limits=Limits(timeout_s=settings.budgets.command_timeout_s))
-    runner = Runner(store, sid, model, registry, ctx, settings.budgets,
-                    max_output_tokens=settings.max_output_tokens)
+    toolchain = task_toolchain(env)
+    runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
+    workspace = runner.ctx.workspace
+    installed = install_project(workspace, env, toolchain, sandboxed=not fallback)
+    note = fallback
+    if installed.exit_code != 0:
+        note = f"{note}; " if note else ""
+        note += f"reinstalling the project failed: {installed.output[-300:]}"
+    if workspace.changed_files():
+        # The install must not look like an edit (the verifier's baseline, the diff).
+        note = (f"{note}; " if note else "") + "the install changed: " + ", ".join(
+            workspace.changed_files()[:5])
     state = runner.run()
     events = [e.event for e in store.read(sid)]
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
+    verified = [e for e in events if isinstance(e, VerificationRan)]
     diff = keep_source_changes(workspace.diff(), repo)
     return AgentRun(
         session_id=sid, status=state.status, diff=diff, steps=state.steps,
         tool_calls=len(calls), failed_tool_calls=sum(1 for c in calls if not c.ok),
         edits=sum(1 for e in events if isinstance(e, FileEdited)),
         wall_s=time.monotonic() - start, cost_usd=state.cost_usd,
+        sandbox=runner.ctx.sandbox.name,
+        finish_blocked=sum(1 for c in calls if c.name == "finish" and not c.ok),
+        verify_s=sum(e.seconds for e in verified), install_note=note,
     )

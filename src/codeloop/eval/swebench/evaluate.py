@@ -42,6 +42,10 @@ class InstanceResult:
     wall_s: float = 0.0
     excluded_tests: list[str] = field(default_factory=list)
     diff_lines: int = 0
+    sandbox: str = ""
+    finish_blocked: int = 0
+    verify_s: float = 0.0
+    agent_note: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,6 +152,8 @@ class Evaluation:
             result.steps, result.tool_calls = run.steps, run.tool_calls
             result.failed_tool_calls, result.edits = run.failed_tool_calls, run.edits
             result.agent_s = round(run.wall_s, 2)
+            result.sandbox, result.finish_blocked = run.sandbox, run.finish_blocked
+            result.verify_s, result.agent_note = round(run.verify_s, 2), run.install_note
             result.diff_lines = run.diff.count("\n")
             if not run.diff.strip():
                 result.outcome, result.reason = "not_resolved", "the session changed nothing"
