@@ -11,6 +11,7 @@ from tests.eval.conftest import SPEC, git
 from codeloop.eval.swebench.envs import (
     EnvBuilder,
     EnvUnavailable,
+    TaskEnv,
     _build_requires,
     _requirements_at,
     offline_reinstall,
@@ -101,3 +102,15 @@ def test_tox_current_env_runs_inside_the_virtualenv(tmp_path: Path) -> None:
     bare = subprocess.run(["bash", "-c", "rm -rf .tox && tox"], cwd=work, env=environ,
                           capture_output=True, text=True, check=True)
     assert bare.stdout.strip() == "False"  # the failure the link exists to prevent
+
+
+def test_the_verifier_gets_a_targets_slot_only_where_tox_takes_tests_after_dashes(
+        tmp_path: Path) -> None:
+    def env_for(test_cmd: str) -> TaskEnv:
+        return TaskEnv(SPEC.__class__(**{**SPEC.__dict__, "test_cmd": test_cmd}), tmp_path, "")
+
+    tox = env_for("tox --current-env -epy39 -v --").targeted_test_cmd
+    assert tox.endswith("tox --current-env -epy39 -v -- {targets}")
+    assert tox.startswith("mkdir -p .tox && ln -sfn")
+    assert env_for("pytest -rA").targeted_test_cmd == "pytest -rA"
+    assert env_for("bin/test -C --verbose").targeted_test_cmd == "bin/test -C --verbose"

@@ -88,6 +88,13 @@ class TaskEnv:
         """The spec's test command, made to run from this virtualenv."""
         return tox_current_env_in_venv(self.spec.test_cmd)
 
+    @property
+    def targeted_test_cmd(self) -> str:
+        """The test command with a `{targets}` slot for the verifier where it cannot tell
+        where chosen tests go (tox passes them after `--`); else it would run everything."""
+        command = self.test_cmd
+        return f"{command} {{targets}}" if command.rstrip().endswith(" --") else command
+
     def environ(self) -> dict[str, str]:
         env = base_environ(self.bin_dir)
         env["VIRTUAL_ENV"] = str(self.root / "venv")
