@@ -18,6 +18,7 @@ from codeloop.eval.swebench.envs import (
     tox_current_env_in_venv,
 )
 from codeloop.eval.swebench.specs import SpecMissing, spec_for
+from codeloop.verify.commands import spec_from_command
 
 
 def test_a_missing_interpreter_is_unavailable_and_remembered(tmp_path: Path) -> None:
@@ -104,13 +105,14 @@ def test_tox_current_env_runs_inside_the_virtualenv(tmp_path: Path) -> None:
     assert bare.stdout.strip() == "False"  # the failure the link exists to prevent
 
 
-def test_the_verifier_gets_a_targets_slot_only_where_tox_takes_tests_after_dashes(
-        tmp_path: Path) -> None:
+
+def test_the_verifier_runs_pytest_where_tox_only_wraps_it(tmp_path: Path) -> None:
     def env_for(test_cmd: str) -> TaskEnv:
         return TaskEnv(SPEC.__class__(**{**SPEC.__dict__, "test_cmd": test_cmd}), tmp_path, "")
 
-    tox = env_for("tox --current-env -epy39 -v --").targeted_test_cmd
-    assert tox.endswith("tox --current-env -epy39 -v -- {targets}")
-    assert tox.startswith("mkdir -p .tox && ln -sfn")
-    assert env_for("pytest -rA").targeted_test_cmd == "pytest -rA"
-    assert env_for("bin/test -C --verbose").targeted_test_cmd == "bin/test -C --verbose"
+    assert env_for("tox --current-env -epy39 -v --").verifier_test_cmd == "python -m pytest -rA"
+    assert env_for("pytest -rA").verifier_test_cmd == "pytest -rA"
+    assert env_for("bin/test -C --verbose").verifier_test_cmd == "bin/test -C --verbose"
+    spec = spec_from_command(env_for("tox --current-env -epy39 -v --").verifier_test_cmd,
+                             "test", "config")
+    assert spec.parser == "junit" and spec.target_command is not None

@@ -89,11 +89,11 @@ class TaskEnv:
         return tox_current_env_in_venv(self.spec.test_cmd)
 
     @property
-    def targeted_test_cmd(self) -> str:
-        """The test command with a `{targets}` slot for the verifier where it cannot tell
-        where chosen tests go (tox passes them after `--`); else it would run everything."""
-        command = self.test_cmd
-        return f"{command} {{targets}}" if command.rstrip().endswith(" --") else command
+    def verifier_test_cmd(self) -> str:
+        """The test command for the session's verifier: where tox only wraps pytest (sphinx),
+        pytest itself, so the verifier can pass it the task's tests and read its JUnit report
+        (tox's text output gives it no per-test results to compare)."""
+        return "python -m pytest -rA" if _TOX_CURRENT_ENV.search(self.spec.test_cmd) else self.test_cmd
 
     def environ(self) -> dict[str, str]:
         env = base_environ(self.bin_dir)
