@@ -116,3 +116,12 @@ def test_the_verifier_runs_pytest_where_tox_only_wraps_it(tmp_path: Path) -> Non
     spec = spec_from_command(env_for("tox --current-env -epy39 -v --").verifier_test_cmd,
                              "test", "config")
     assert spec.parser == "junit" and spec.target_command is not None
+
+
+def test_sphinx_environments_get_the_roman_module_docutils_dropped(tmp_path: Path) -> None:
+    sphinx = spec_for("sphinx-doc/sphinx", "3.0")
+    steps = [step for step, _ in EnvBuilder(tmp_path)._recipe(sphinx, tmp_path, tmp_path, "HEAD", tmp_path)]
+    assert "python -m pip install roman" in steps
+    assert steps.index("python -m pip install roman") > steps.index(sphinx.install)
+    other = [step for step, _ in EnvBuilder(tmp_path)._recipe(SPEC, tmp_path, tmp_path, "HEAD", tmp_path)]
+    assert not any("roman" in step for step in other)

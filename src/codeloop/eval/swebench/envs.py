@@ -36,6 +36,9 @@ REINSTALL_TIMEOUT_S = 600.0
 _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
+# Packages a repository imports that its pins no longer bring in: docutils 0.21+ stopped
+# shipping the top-level `roman` module that sphinx 3.x's LaTeX builder imports.
+_MISSING_DEPENDENCIES: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("roman",)}
 
 
 class EnvUnavailable(CodeloopError):
@@ -249,6 +252,10 @@ class EnvBuilder:
         if build_requires:
             backend = " ".join(shlex.quote(r) for r in build_requires)
             steps.append((f"python -m pip install {backend}", "install the build backend"))
+        missing = _MISSING_DEPENDENCIES.get(spec.repo, ())
+        if missing:
+            steps.append((f"python -m pip install {' '.join(missing)}",
+                          "install dependencies the pins no longer bring in"))
         if spec.runner == "pytest":
             steps.append(("python -c 'import pytest' || python -m pip install pytest",
                           "make sure pytest is there"))
