@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,12 +11,15 @@ from tests.eval.conftest import SPEC, git
 from codeloop.eval.swebench.envs import (
     EnvBuilder,
     EnvUnavailable,
+    TaskEnv,
     _build_requires,
     _requirements_at,
     offline_reinstall,
+    tox_current_env_in_venv,
     with_compiler_cache,
 )
 from codeloop.eval.swebench.specs import SpecMissing, spec_for
+from codeloop.verify.commands import spec_from_command
 
 
 def test_a_missing_interpreter_is_unavailable_and_remembered(tmp_path: Path) -> None:
@@ -103,3 +107,56 @@ def test_compilers_go_through_ccache_only_when_it_is_installed(tmp_path: Path) -
     (tmp_path / "gcc").symlink_to("/usr/bin/ccache")
     assert with_compiler_cache("/usr/bin", env, tmp_path) == f"{tmp_path}:/usr/bin"
     assert env["CCACHE_NOHASHDIR"] == "1" and env["CCACHE_BASEDIR"]
+
+
+def test_tox_current_env_runs_inside_the_virtualenv(tmp_path: Path) -> None:
+    """The link tox-current-env makes must start the virtualenv's Python, not the base one."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # Stands in for tox with the plugin (not installed here): it links the env's python to
+    # the interpreter running it unless one is there already, then runs the command with it.
+    tox = venv / "bin" / "tox"
+    tox.write_text(
+        f"#!{venv / 'bin' / 'python'}\n"
+        "import os, subprocess, sys\n"
+        "bindir = '.tox/py39/bin'\n"
+        "os.makedirs(bindir, exist_ok=True)\n"
+        "link = os.path.join(bindir, 'python')\n"
+        "if not os.path.exists(link):\n"
+        "    os.symlink(sys.executable, link)\n"
+        "subprocess.run([link, '-c', 'import sys; print(sys.prefix != sys.base_prefix)'])\n"
+    )
+    tox.chmod(0o755)
+    command = tox_current_env_in_venv("tox --current-env -epy39 -v --")
+    assert tox_current_env_in_venv("pytest -rA") == "pytest -rA"
+    work = tmp_path / "repo"
+    work.mkdir()
+    environ = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "VIRTUAL_ENV": str(venv)}
+    ran = subprocess.run(["bash", "-c", command], cwd=work, env=environ,
+                         capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "True"
+    bare = subprocess.run(["bash", "-c", "rm -rf .tox && tox"], cwd=work, env=environ,
+                          capture_output=True, text=True, check=True)
+    assert bare.stdout.strip() == "False"  # the failure the link exists to prevent
+
+
+
+def test_the_verifier_runs_pytest_where_tox_only_wraps_it(tmp_path: Path) -> None:
+    def env_for(test_cmd: str) -> TaskEnv:
+        return TaskEnv(SPEC.__class__(**{**SPEC.__dict__, "test_cmd": test_cmd}), tmp_path, "")
+
+    assert env_for("tox --current-env -epy39 -v --").verifier_test_cmd == "python -m pytest -rA"
+    assert env_for("pytest -rA").verifier_test_cmd == "pytest -rA"
+    assert env_for("bin/test -C --verbose").verifier_test_cmd == "bin/test -C --verbose"
+    spec = spec_from_command(env_for("tox --current-env -epy39 -v --").verifier_test_cmd,
+                             "test", "config")
+    assert spec.parser == "junit" and spec.target_command is not None
+
+
+def test_sphinx_environments_get_the_roman_module_docutils_dropped(tmp_path: Path) -> None:
+    sphinx = spec_for("sphinx-doc/sphinx", "3.0")
+    steps = [step for step, _ in EnvBuilder(tmp_path)._recipe(sphinx, tmp_path, tmp_path, "HEAD", tmp_path)]
+    assert "python -m pip install roman" in steps
+    assert steps.index("python -m pip install roman") > steps.index(sphinx.install)
+    other = [step for step, _ in EnvBuilder(tmp_path)._recipe(SPEC, tmp_path, tmp_path, "HEAD", tmp_path)]
+    assert not any("roman" in step for step in other)

@@ -111,7 +111,7 @@ def eval_settings(settings: Settings, inst: SweInstance, env: TaskEnv) -> Settin
     """The session's settings for one task: its own test command as the verifier's, over the
     test files of FAIL_TO_PASS / PASS_TO_PASS; unattended, so nothing waits for a person."""
     verify = {
-        **settings.verify, "test": env.spec.test_cmd,
+        **settings.verify, "test": env.verifier_test_cmd,
         "baseline_target": " ".join(inst.test_files()) or None,
         # The harness judges by tests alone; the repository's linters are not installed.
         "lint": [], "typecheck": [], "security": [],

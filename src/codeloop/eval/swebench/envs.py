@@ -40,6 +40,9 @@ _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 CCACHE_MASQUERADE = Path("/usr/lib/ccache")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
+# Packages a repository imports that its pins no longer bring in: docutils 0.21+ stopped
+# shipping the top-level `roman` module that sphinx 3.x's LaTeX builder imports.
+_MISSING_DEPENDENCIES: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("roman",)}
 
 
 class EnvUnavailable(CodeloopError):
@@ -103,6 +106,18 @@ class TaskEnv:
     def bin_dir(self) -> Path:
         return self.root / "venv" / "bin"
 
+    @property
+    def test_cmd(self) -> str:
+        """The spec's test command, made to run from this virtualenv."""
+        return tox_current_env_in_venv(self.spec.test_cmd)
+
+    @property
+    def verifier_test_cmd(self) -> str:
+        """The test command for the session's verifier: where tox only wraps pytest (sphinx),
+        pytest itself, so the verifier can pass it the task's tests and read its JUnit report
+        (tox's text output gives it no per-test results to compare)."""
+        return "python -m pytest -rA" if _TOX_CURRENT_ENV.search(self.spec.test_cmd) else self.test_cmd
+
     def environ(self) -> dict[str, str]:
         env = base_environ(self.bin_dir)
         env["VIRTUAL_ENV"] = str(self.root / "venv")
@@ -136,6 +151,24 @@ def offline_reinstall(install: str) -> str:
     if "pip install" not in install:
         return install
     return install.replace("pip install", "pip install --no-build-isolation", 1)
+
+
+_TOX_CURRENT_ENV = re.compile(r"\btox --current-env -e\s*([\w.-]+)")
+
+
+def tox_current_env_in_venv(test_cmd: str) -> str:
+    """`tox --current-env` (sphinx) made to work from a virtualenv rather than conda.
+
+    tox-current-env links `.tox/<env>/bin/python` to the running interpreter; beside that
+    link there is no `pyvenv.cfg`, so it starts as the bare base Python (no pytest, no
+    project). With `.tox/<env>` linked to the virtualenv itself the plugin finds its python
+    there, and that python its `pyvenv.cfg`.
+    """
+    match = _TOX_CURRENT_ENV.search(test_cmd)
+    if match is None:
+        return test_cmd
+    link = shlex.quote(f".tox/{match.group(1)}")
+    return f'mkdir -p .tox && ln -sfn "$VIRTUAL_ENV" {link} && {test_cmd}'
 
 
 def _needs_system_packages(command: str) -> bool:
@@ -243,6 +276,10 @@ class EnvBuilder:
         if build_requires:
             backend = " ".join(shlex.quote(r) for r in build_requires)
             steps.append((f"python -m pip install {backend}", "install the build backend"))
+        missing = _MISSING_DEPENDENCIES.get(spec.repo, ())
+        if missing:
+            steps.append((f"python -m pip install {' '.join(missing)}",
+                          "install dependencies the pins no longer bring in"))
         if spec.runner == "pytest":
             steps.append(("python -c 'import pytest' || python -m pip install pytest",
                           "make sure pytest is there"))

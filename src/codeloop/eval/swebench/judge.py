@@ -36,7 +36,7 @@ class Verdict:
 
 
 def test_command(env: TaskEnv, inst: SweInstance) -> str:
-    return " ".join([env.spec.test_cmd, *(shlex.quote(f) for f in inst.test_files())])
+    return " ".join([env.test_cmd, *(shlex.quote(f) for f in inst.test_files())])
 
 
 def grade(
