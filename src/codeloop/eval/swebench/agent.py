@@ -13,7 +13,7 @@ from codeloop.config import Settings
 from codeloop.eval.swebench.checkout import SAFE_GIT
 from codeloop.eval.swebench.envs import REINSTALL_TIMEOUT_S, TaskEnv, offline_reinstall
 from codeloop.eval.swebench.instances import SweInstance
-from codeloop.eval.swebench.procs import ShellResult
+from codeloop.eval.swebench.procs import run_shell
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,
@@ -23,7 +23,7 @@ from codeloop.events import (
     VerificationRan,
 )
 from codeloop.llm.types import Model
-from codeloop.sandbox.base import CommandResult, Limits
+from codeloop.sandbox.base import Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.errors import SandboxUnavailable
@@ -79,7 +79,7 @@ class AgentRun:
     sandbox: str = ""
     finish_blocked: int = 0
     verify_s: float = 0.0
-    install_note: str = ""
+    note: str = ""
 
 
 def task_text(inst: SweInstance) -> str:
@@ -99,9 +99,7 @@ def keep_source_changes(diff: str, repo: Path) -> str:
         path = header.group(1)
         if _GENERATED.search(path):
             continue
-        ignored = subprocess.run([*SAFE_GIT, "check-ignore", "-q", "--no-index", path],
-                                 cwd=repo, capture_output=True, check=False)
-        if ignored.returncode == 0:
+        if _ignored(path, repo):
             continue
         kept.append(chunk)
     return "".join(kept)
@@ -140,21 +138,53 @@ def _assemble(store: SQLiteEventStore, sid: str, repo: Path, settings: Settings,
         return runner, f"no sandbox: {exc.message}"
 
 
+def scm_version(repo: Path, env: TaskEnv) -> dict[str, str]:
+    """The version setuptools-scm finds in the user's checkout, for an install that cannot ask git.
+
+    The sandbox's uid does not own the workspace's `.git`, so git refuses it there.
+    """
+    probe = run_shell(f"{env.bin_dir / 'python'} -c 'import setuptools_scm; "
+                      "print(setuptools_scm.get_version())'", repo, env.environ(), 60.0)
+    lines = probe.output.strip().splitlines()
+    return {"SETUPTOOLS_SCM_PRETEND_VERSION": lines[-1]} if probe.ok and lines else {}
+
+
 def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
-                    sandboxed: bool) -> CommandResult | ShellResult:
-    """Point the environment's install of the project at the session's workspace.
+                    sandboxed: bool, extra_env: dict[str, str] | None = None) -> str:
+    """Point the environment's install of the project at the session's workspace; "" or why not.
 
     Sandboxed, the install writes through the workspace's overlay (never into the user's
     files) and only the virtualenv is writable; unsandboxed the workspace is a private copy.
     """
     if not sandboxed:
-        return env.prepare(workspace.path, edits=False)
+        prepared = env.prepare(workspace.path, edits=False)
+        return "" if prepared.ok else f"reinstalling the project failed: {prepared.tail(3)}"
     command = offline_reinstall(env.spec.install)
+    if not command:
+        return ""
     venv = env.bin_dir.parent
     inner = BwrapSandbox(workspace, extra_ro_binds=[b for b in toolchain.ro_binds if b != venv],
                          extra_rw_binds=[venv])
-    return ToolchainSandbox(inner, toolchain).run(
-        command, workspace.path, limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=20_000))
+    result = ToolchainSandbox(inner, toolchain).run(
+        command, workspace.path, env=extra_env, limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=20_000))
+    if result.exit_code == 0:
+        return ""
+    return f"reinstalling the project failed: {result.output.strip()[-300:]}"
+
+
+def undo_generated(workspace: Workspace, repo: Path) -> list[str]:
+    """Put back the user's copy of ignored files the install regenerated (a version file), so
+    the install does not look like an edit to the verifier; returns what still differs."""
+    for rel in workspace.changed_files():
+        original = repo / rel
+        if original.is_file() and _ignored(rel, repo):
+            workspace.write(rel, original.read_bytes())
+    return workspace.changed_files()
+
+
+def _ignored(path: str, repo: Path) -> bool:
+    return subprocess.run([*SAFE_GIT, "check-ignore", "-q", "--no-index", path], cwd=repo,
+                          capture_output=True, check=False).returncode == 0
 
 
 def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_dir: Path,
@@ -170,15 +200,11 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     toolchain = task_toolchain(env)
     runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
     workspace = runner.ctx.workspace
-    installed = install_project(workspace, env, toolchain, sandboxed=not fallback)
-    note = fallback
-    if installed.exit_code != 0:
-        note = f"{note}; " if note else ""
-        note += f"reinstalling the project failed: {installed.output[-300:]}"
-    if workspace.changed_files():
-        # The install must not look like an edit (the verifier's baseline, the diff).
-        note = (f"{note}; " if note else "") + "the install changed: " + ", ".join(
-            workspace.changed_files()[:5])
+    notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback,
+                                       extra_env=scm_version(repo, env))]
+    left = undo_generated(workspace, repo)
+    if left:
+        notes.append("the install changed: " + ", ".join(left[:5]))
     state = runner.run()
     events = [e.event for e in store.read(sid)]
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
@@ -191,5 +217,5 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
         wall_s=time.monotonic() - start, cost_usd=state.cost_usd,
         sandbox=runner.ctx.sandbox.name,
         finish_blocked=sum(1 for c in calls if c.name == "finish" and not c.ok),
-        verify_s=sum(e.seconds for e in verified), install_note=note,
+        verify_s=sum(e.seconds for e in verified), note="; ".join(n for n in notes if n),
     )
