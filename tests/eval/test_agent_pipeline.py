@@ -11,7 +11,7 @@ from tests.session.helpers import call, scripted, turn
 from codeloop.config import Settings
 from codeloop.eval.swebench.agent import AgentRun, run_agent
 from codeloop.eval.swebench.checkout import apply_patch, checkout
-from codeloop.events import BaselineRecorded, PolicyDecided, VerificationRan
+from codeloop.events import BaselineRecorded, PolicyDecided, ToolCallFinished, VerificationRan
 from codeloop.sandbox.probe import probe
 from codeloop.session.store import SQLiteEventStore
 
@@ -74,3 +74,20 @@ def test_unchanged_files_and_command_reuse_the_last_result(fake_task: FakeTask,
     final = [e for e in _events(run, state_dir)
              if isinstance(e, VerificationRan) and e.phase == "final"]
     assert final and "reused" in final[-1].summary
+
+
+def test_calls_the_policy_would_ask_about_are_refused_unattended(fake_task: FakeTask,
+                                                                tmp_path: Path) -> None:
+    repo = _task_checkout(fake_task, tmp_path)
+    # Test output is untrusted content; after it, a command reaching the network needs a
+    # person's approval, and an evaluation has nobody to ask.
+    model = scripted([turn(call("run_tests", target="test_calc.py")),
+                      turn(call("run", command="curl -s https://example.com/")),
+                      turn(call("finish", summary="nothing to do"))])
+    state_dir = tmp_path / "session"
+    run = run_agent(fake_task.inst, model, repo, fake_task.env, state_dir, Settings())
+    events = _events(run, state_dir)
+    refused = [e for e in events if isinstance(e, ToolCallFinished) and e.name == "run"]
+    assert refused and not refused[0].ok
+    assert "unattended evaluation" in (refused[0].error or "")
+    assert run.status == "finished"
