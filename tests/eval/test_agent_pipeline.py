@@ -3,14 +3,19 @@ the task's virtualenv, the policy, and the verifier's finish gate with the task'
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from tests.eval.conftest import FakeTask, git
 from tests.session.helpers import call, scripted, turn
 
 from codeloop.config import Settings
 from codeloop.eval.swebench.agent import AgentRun, run_agent
 from codeloop.eval.swebench.checkout import apply_patch, checkout
+from codeloop.eval.swebench.envs import TaskEnv
 from codeloop.events import BaselineRecorded, PolicyDecided, ToolCallFinished, VerificationRan
 from codeloop.sandbox.probe import probe
 from codeloop.session.store import SQLiteEventStore
@@ -91,3 +96,44 @@ def test_calls_the_policy_would_ask_about_are_refused_unattended(fake_task: Fake
     assert refused and not refused[0].ok
     assert "unattended evaluation" in (refused[0].error or "")
     assert run.status == "finished"
+
+
+# An editable install's two writes, without pip (which would need the network here): the
+# project's metadata into its tree, and a path entry into the virtualenv.
+EDITABLE_INSTALL = (
+    "mkdir -p calc.egg-info && echo 'Name: calc' > calc.egg-info/PKG-INFO && "
+    "echo \"$PWD\" > \"$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+    "/calc-editable.pth\""
+)
+
+
+def test_the_install_points_at_the_workspace_and_leaks_nowhere(fake_task: FakeTask,
+                                                               tmp_path: Path) -> None:
+    if not probe().isolation_available:
+        pytest.skip("the sandboxed install needs bwrap")
+    repo = _task_checkout(fake_task, tmp_path)
+    (repo / ".gitignore").write_text("*.egg-info/\n")
+    venv = tmp_path / "env" / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True)
+    env = TaskEnv(replace(fake_task.env.spec, install=EDITABLE_INSTALL), venv.parent, "test")
+    # As the evaluation does: the checkout is installed first, then the session reinstalls
+    # the project from its workspace.
+    assert env.prepare(repo).ok
+    before = git("status", "--porcelain", "--ignored", cwd=repo)
+    metadata = (repo / "calc.egg-info" / "PKG-INFO").stat()
+    where = "import calc, os; print('CALC AT', os.path.dirname(calc.__file__))"
+    model = scripted([turn(call("run", command=f"cd / && python -c \"{where}\"")),
+                      turn(call("finish", summary="looked"))])
+    state_dir = tmp_path / "session"
+    run = run_agent(fake_task.inst, model, repo, env, state_dir, Settings())
+
+    assert run.note == "" and run.status == "finished"
+    output = next(e.output for e in _events(run, state_dir)
+                  if isinstance(e, ToolCallFinished) and e.name == "run")
+    workspace = output.split("CALC AT ", 1)[1].split()[0]
+    assert Path(workspace) != repo and Path(workspace).name == "merged"
+    # Neither the user's checkout nor the diff sees the install.
+    assert git("status", "--porcelain", "--ignored", cwd=repo) == before
+    assert (repo / "calc.egg-info" / "PKG-INFO").stat().st_mtime_ns == metadata.st_mtime_ns
+    assert run.diff == ""
