@@ -149,6 +149,18 @@ def scm_version(repo: Path, env: TaskEnv) -> dict[str, str]:
     return {"SETUPTOOLS_SCM_PRETEND_VERSION": lines[-1]} if probe.ok and lines else {}
 
 
+def precompile(workspace: Workspace, env: TaskEnv, cache: Path) -> None:
+    """Byte-compile the workspace into `cache` (the sandbox's read-only PYTHONPYCACHEPREFIX).
+
+    Verification commands write no bytecode (nothing may litter the workspace), so a suite
+    that starts many interpreters (pytest's own tests) would otherwise compile the project
+    again in each; a file the session edits falls back to compiling in memory.
+    """
+    environ = {**env.environ(), "PYTHONPYCACHEPREFIX": str(cache)}
+    run_shell(f"{env.bin_dir / 'python'} -m compileall -q -j 0 {workspace.path}", cache,
+              environ, REINSTALL_TIMEOUT_S)
+
+
 def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
                     sandboxed: bool, extra_env: dict[str, str] | None = None) -> str:
     """Point the environment's install of the project at the session's workspace; "" or why not.
@@ -198,8 +210,13 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     settings = eval_settings(settings, inst, env)
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
     toolchain = task_toolchain(env)
+    pycache = state_dir / "pycache"
+    pycache.mkdir(exist_ok=True)
+    toolchain.ro_binds.append(pycache)
+    toolchain.env["PYTHONPYCACHEPREFIX"] = str(pycache)
     runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
     workspace = runner.ctx.workspace
+    precompile(workspace, env, pycache)
     notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback,
                                        extra_env=scm_version(repo, env))]
     left = undo_generated(workspace, repo)
