@@ -82,8 +82,8 @@ def _from_files(paths: list[Path]) -> dict[str, list[InstanceResult]]:
             if "instance_id" not in data:
                 continue
             result = InstanceResult(**data)
-            model = result.model or path.stem
-            rows.setdefault(model, {})[result.instance_id] = result
+            # Instances whose environment check failed name no model: they count for every one.
+            rows.setdefault(result.model, {})[result.instance_id] = result
     env_only = rows.pop("", {})
     for by_id in rows.values():
         for iid, result in env_only.items():
