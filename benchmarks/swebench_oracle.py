@@ -58,8 +58,8 @@ def report(model: str, results: list[InstanceResult]) -> dict[str, float]:
           f"{_median(judge):.2f} p95 {_p95(judge):.2f}; verifier s median {_median(verify):.2f} "
           f"p95 {_p95(verify):.2f}; finishes blocked {blocked} "
           f"({sum(r.finish_blocked > 0 for r in judged)} instances); sandbox {', '.join(sandboxes)}")
-    for r in results:
-        if r.outcome != "resolved" or r.session_status not in ("", "finished"):
+    for r in judged:
+        if r.outcome != "resolved" or r.session_status != "finished":
             print(f"  {r.instance_id}: {r.outcome} (session {r.session_status}): {r.reason[:200]}")
     key = model.replace("-", "_")
     return {
