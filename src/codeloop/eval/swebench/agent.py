@@ -39,15 +39,24 @@ _GENERATED = re.compile(r"(^|/)(__pycache__|\.pytest_cache|[^/]*\.egg-info|\.tox
 _FILE_HEADER = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
 
 
-def task_toolchain(env: TaskEnv) -> Toolchain:
-    """The task's virtualenv for sandboxed commands: it and its base interpreter, read-only."""
+def task_toolchain(env: TaskEnv, repo: Path) -> Toolchain:
+    """The task's virtualenv for sandboxed commands: it, its base interpreter and the mirror
+    objects the checkout borrows (git needs them; version files come from `git describe`)."""
     venv = env.bin_dir.parent
-    binds = [venv]
+    binds = [venv, *_borrowed_objects(repo)]
     home = _venv_home(venv)
     # A pyenv or uv interpreter lives outside the system directories the sandbox shows.
     if home is not None and not _under_system(home):
         binds.append(home.parent)
     return Toolchain(ro_binds=binds, bin_dirs=[env.bin_dir], env={"VIRTUAL_ENV": str(venv)})
+
+
+def _borrowed_objects(repo: Path) -> list[Path]:
+    alternates = repo / ".git" / "objects" / "info" / "alternates"
+    if not alternates.is_file():
+        return []
+    return [Path(line) for line in alternates.read_text("utf-8").splitlines()
+            if line.startswith("/") and Path(line).is_dir()]
 
 
 def _venv_home(venv: Path) -> Path | None:
@@ -138,17 +147,6 @@ def _assemble(store: SQLiteEventStore, sid: str, repo: Path, settings: Settings,
         return runner, f"no sandbox: {exc.message}"
 
 
-def scm_version(repo: Path, env: TaskEnv) -> dict[str, str]:
-    """The version setuptools-scm finds in the user's checkout, for an install that cannot ask git.
-
-    The sandbox's uid does not own the workspace's `.git`, so git refuses it there.
-    """
-    probe = run_shell(f"{env.bin_dir / 'python'} -c 'import setuptools_scm; "
-                      "print(setuptools_scm.get_version())'", repo, env.environ(), 60.0)
-    lines = probe.output.strip().splitlines()
-    return {"SETUPTOOLS_SCM_PRETEND_VERSION": lines[-1]} if probe.ok and lines else {}
-
-
 def precompile(workspace: Workspace, env: TaskEnv, cache: Path) -> None:
     """Byte-compile the workspace into `cache` (the sandbox's read-only PYTHONPYCACHEPREFIX).
 
@@ -162,7 +160,7 @@ def precompile(workspace: Workspace, env: TaskEnv, cache: Path) -> None:
 
 
 def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
-                    sandboxed: bool, extra_env: dict[str, str] | None = None) -> str:
+                    sandboxed: bool) -> str:
     """Point the environment's install of the project at the session's workspace; "" or why not.
 
     Sandboxed, the install writes through the workspace's overlay (never into the user's
@@ -175,10 +173,14 @@ def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
     if not command:
         return ""
     venv = env.bin_dir.parent
-    inner = BwrapSandbox(workspace, extra_ro_binds=[b for b in toolchain.ro_binds if b != venv],
-                         extra_rw_binds=[venv])
+    # pip's settings as the environment was built with (the constraints file among them).
+    pip_env = {k: v for k, v in env.environ().items() if k.startswith("PIP_")}
+    files = [Path(v) for k, v in pip_env.items() if k == "PIP_CONSTRAINT" and Path(v).is_file()]
+    inner = BwrapSandbox(workspace, extra_rw_binds=[venv],
+                         extra_ro_binds=[b for b in toolchain.ro_binds if b != venv] + files)
     result = ToolchainSandbox(inner, toolchain).run(
-        command, workspace.path, env=extra_env, limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=20_000))
+        command, workspace.path, env=pip_env,
+        limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))
     if result.exit_code == 0:
         return ""
     return f"reinstalling the project failed: {result.output.strip()[-300:]}"
@@ -209,7 +211,7 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     registry = default_registry()
     settings = eval_settings(settings, inst, env)
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
-    toolchain = task_toolchain(env)
+    toolchain = task_toolchain(env, repo)
     pycache = state_dir / "pycache"
     pycache.mkdir(exist_ok=True)
     toolchain.ro_binds.append(pycache)
@@ -217,8 +219,7 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
     workspace = runner.ctx.workspace
     precompile(workspace, env, pycache)
-    notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback,
-                                       extra_env=scm_version(repo, env))]
+    notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback)]
     left = undo_generated(workspace, repo)
     if left:
         notes.append("the install changed: " + ", ".join(left[:5]))
