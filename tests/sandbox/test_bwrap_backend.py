@@ -144,3 +144,20 @@ def test_limits_are_in_force_inside(
     assert soft["Max open files"] == "99"
     assert soft["Max cpu time"] == "33"
     assert soft["Max core file size"] == "0"
+
+
+def test_git_works_on_the_workspace_repository(repo: Path, tmp_path: Path,
+                                               caps: Capabilities) -> None:
+    # The repository lives below a private (0700) directory, as a temp checkout does; the
+    # sandbox's parents of the workspace must stay traversable for git's access() checks,
+    # and git must trust a repository the dropped uid does not own.
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    ws = open_workspace(repo, private / "state")
+    sandbox = BwrapSandbox(ws, capabilities=caps)
+    result = sandbox.run("git log --format=%s -1",
+                         ws.path, limits=Limits(timeout_s=60))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == "first"

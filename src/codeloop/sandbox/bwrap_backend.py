@@ -111,6 +111,11 @@ class BwrapSandbox:
         work.mkdir()
         return upper, work
 
+    def _runs_dir(self) -> Path | None:
+        if self.workspace is None:
+            return None
+        return Path(os.path.realpath(self.workspace.path)).parent / _RUNS_DIR
+
     def _mount(self, cwd: Path, stack: ExitStack) -> tuple[WorkspaceMount, list[str]]:
         if self.workspace is None:
             # No workspace: the directory is visible, and writes are thrown away.
@@ -165,6 +170,7 @@ class BwrapSandbox:
                 extra_ro_binds=self._extra,
                 extra_rw_binds=self._extra_rw,
                 egress_socket=self.egress.socket_path if self.egress else None,
+                git_config=self._git_config(mount, self._runs_dir()),
             )
             launcher, preexec = _rlimits(lim)
             outcome = run_process(
@@ -180,6 +186,18 @@ class BwrapSandbox:
             )
             notes += self._merge(mount.upper)
         return outcome.result(self.name, notes)
+
+    def _git_config(self, mount: WorkspaceMount, runs: Path | None) -> Path | None:
+        """A global git config that trusts the workspace's repository, which the dropped uid
+        does not own (git refuses such a repository; tools that clean GIT_* variables from
+        the environment still read $HOME/.gitconfig)."""
+        if self._drop is None or runs is None:
+            return None
+        runs.mkdir(exist_ok=True)
+        path = runs / "gitconfig"
+        if not path.is_file():
+            path.write_text(f"[safe]\n\tdirectory = {mount.dest}\n")
+        return path
 
     def _merge(self, upper: Path | None) -> list[str]:
         """Fold the command's upper layer into the workspace (sanitized first)."""

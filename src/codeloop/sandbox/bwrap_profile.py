@@ -63,6 +63,8 @@ class Profile:
     extra_rw_binds: Sequence[Path] = field(default_factory=tuple)
     info_fd: int | None = None
     egress_socket: Path | None = None
+    # Bound read-only at $HOME/.gitconfig (HOME is /tmp inside).
+    git_config: Path | None = None
 
 
 def _system_view() -> list[str]:
@@ -72,6 +74,9 @@ def _system_view() -> list[str]:
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
+    # Traversable, so a missing file reads as absent rather than forbidden (git fails on an
+    # unreadable /etc/gitconfig).
+    args += ["--perms", "0755", "--dir", "/etc"]
     for path in _ETC_FILES:
         args += ["--ro-bind-try", path, path]
     return args
@@ -89,6 +94,31 @@ def _namespaces(drop: bool) -> list[str]:
             "--unshare-cgroup-try",
         ]
     return ["--unshare-all", "--unshare-user", "--disable-userns"]
+
+
+_PREMOUNTED = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc",
+               "/dev")
+
+
+def _mount_point_parents(paths: Sequence[Path]) -> list[str]:
+    """Traversable (0755) parents for bind targets, created before bwrap makes them 0700.
+
+    Path lookups pass a 0700 root-owned directory on the command's DAC_OVERRIDE, but
+    `access()` checks drop capabilities, so `git` would not recognise a workspace below
+    one (and `which` would not find a tool).
+    """
+    made: list[str] = []
+    for path in paths:
+        for parent in reversed(Path(path).parents):
+            text = str(parent)
+            if text in ("/", "/tmp") or text in made or any(
+                    text == top or text.startswith(top + "/") for top in _PREMOUNTED):
+                continue
+            made.append(text)
+    args: list[str] = []
+    for text in made:
+        args += ["--perms", "0755", "--dir", text]
+    return args
 
 
 def _workspace(mount: WorkspaceMount) -> list[str]:
@@ -135,12 +165,16 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args += ["--perms", "1777", "--size", str(profile.shm_size_mb << 20), "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", str(profile.tmp_size_mb << 20), "--tmpfs", "/tmp"]
     args += ["--remount-ro", "/dev"]
+    args += _mount_point_parents([*profile.extra_ro_binds, *profile.extra_rw_binds,
+                                  profile.mount.dest])
     # After the tmpfs mounts, like the workspace, so binds that live under /tmp stay visible.
     for extra in profile.extra_ro_binds:
         args += ["--ro-bind", str(extra), str(extra)]
     for extra in profile.extra_rw_binds:
         args += ["--bind", str(extra), str(extra)]
     args += _workspace(profile.mount)
+    if profile.git_config is not None:
+        args += ["--ro-bind", str(profile.git_config), "/tmp/.gitconfig"]
     # Whatever bwrap created on its own root tmpfs (mount points) is frozen: the root is
     # RAM that no size limit covers.
     args += ["--remount-ro", "/"]

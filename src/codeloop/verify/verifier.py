@@ -262,12 +262,14 @@ class Verifier:
             return self._verification("after", runs, notes)
         graph = self.graph() if self.graph and spec.target_command else None
         related = related_tests(self.root, self._changed(), spec.name, graph) if spec.target_command else []
-        if related:
-            runs.append(self._run_test_spec(related, "related: " + " ".join(related)))
         wider = self.settings.baseline_target if spec.target_command else None
         remaining = self.settings.time_budget_s - self._spent_s
         estimate = self._durations.get(wider or "full")
-        if estimate is None or estimate <= remaining:
+        run_wider = estimate is None or estimate <= remaining
+        # Related tests inside the configured wider target would only run twice in this call.
+        if related and not (run_wider and wider and set(related) <= set(split_targets(wider))):
+            runs.append(self._run_test_spec(related, "related: " + " ".join(related)))
+        if run_wider:
             runs.append(self._run_test_spec(split_targets(wider) if wider else None, wider or "full"))
         else:
             notes.append(

@@ -13,7 +13,7 @@ from codeloop.config import Settings
 from codeloop.eval.swebench.checkout import SAFE_GIT
 from codeloop.eval.swebench.envs import REINSTALL_TIMEOUT_S, TaskEnv, offline_reinstall
 from codeloop.eval.swebench.instances import SweInstance
-from codeloop.eval.swebench.procs import ShellResult
+from codeloop.eval.swebench.procs import run_shell
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,
@@ -23,7 +23,7 @@ from codeloop.events import (
     VerificationRan,
 )
 from codeloop.llm.types import Model
-from codeloop.sandbox.base import CommandResult, Limits
+from codeloop.sandbox.base import Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.errors import SandboxUnavailable
@@ -39,15 +39,24 @@ _GENERATED = re.compile(r"(^|/)(__pycache__|\.pytest_cache|[^/]*\.egg-info|\.tox
 _FILE_HEADER = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
 
 
-def task_toolchain(env: TaskEnv) -> Toolchain:
-    """The task's virtualenv for sandboxed commands: it and its base interpreter, read-only."""
+def task_toolchain(env: TaskEnv, repo: Path) -> Toolchain:
+    """The task's virtualenv for sandboxed commands: it, its base interpreter and the mirror
+    objects the checkout borrows (git needs them; version files come from `git describe`)."""
     venv = env.bin_dir.parent
-    binds = [venv]
+    binds = [venv, *_borrowed_objects(repo)]
     home = _venv_home(venv)
     # A pyenv or uv interpreter lives outside the system directories the sandbox shows.
     if home is not None and not _under_system(home):
         binds.append(home.parent)
     return Toolchain(ro_binds=binds, bin_dirs=[env.bin_dir], env={"VIRTUAL_ENV": str(venv)})
+
+
+def _borrowed_objects(repo: Path) -> list[Path]:
+    alternates = repo / ".git" / "objects" / "info" / "alternates"
+    if not alternates.is_file():
+        return []
+    return [Path(line) for line in alternates.read_text("utf-8").splitlines()
+            if line.startswith("/") and Path(line).is_dir()]
 
 
 def _venv_home(venv: Path) -> Path | None:
@@ -79,7 +88,7 @@ class AgentRun:
     sandbox: str = ""
     finish_blocked: int = 0
     verify_s: float = 0.0
-    install_note: str = ""
+    note: str = ""
 
 
 def task_text(inst: SweInstance) -> str:
@@ -99,9 +108,7 @@ def keep_source_changes(diff: str, repo: Path) -> str:
         path = header.group(1)
         if _GENERATED.search(path):
             continue
-        ignored = subprocess.run([*SAFE_GIT, "check-ignore", "-q", "--no-index", path],
-                                 cwd=repo, capture_output=True, check=False)
-        if ignored.returncode == 0:
+        if _ignored(path, repo):
             continue
         kept.append(chunk)
     return "".join(kept)
@@ -140,21 +147,58 @@ def _assemble(store: SQLiteEventStore, sid: str, repo: Path, settings: Settings,
         return runner, f"no sandbox: {exc.message}"
 
 
+def precompile(workspace: Workspace, env: TaskEnv, cache: Path) -> None:
+    """Byte-compile the workspace into `cache` (the sandbox's read-only PYTHONPYCACHEPREFIX).
+
+    Verification commands write no bytecode (nothing may litter the workspace), so a suite
+    that starts many interpreters (pytest's own tests) would otherwise compile the project
+    again in each; a file the session edits falls back to compiling in memory.
+    """
+    environ = {**env.environ(), "PYTHONPYCACHEPREFIX": str(cache)}
+    run_shell(f"{env.bin_dir / 'python'} -m compileall -q -j 0 {workspace.path}", cache,
+              environ, REINSTALL_TIMEOUT_S)
+
+
 def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
-                    sandboxed: bool) -> CommandResult | ShellResult:
-    """Point the environment's install of the project at the session's workspace.
+                    sandboxed: bool) -> str:
+    """Point the environment's install of the project at the session's workspace; "" or why not.
 
     Sandboxed, the install writes through the workspace's overlay (never into the user's
     files) and only the virtualenv is writable; unsandboxed the workspace is a private copy.
     """
     if not sandboxed:
-        return env.prepare(workspace.path, edits=False)
+        prepared = env.prepare(workspace.path, edits=False)
+        return "" if prepared.ok else f"reinstalling the project failed: {prepared.tail(3)}"
     command = offline_reinstall(env.spec.install)
+    if not command:
+        return ""
     venv = env.bin_dir.parent
-    inner = BwrapSandbox(workspace, extra_ro_binds=[b for b in toolchain.ro_binds if b != venv],
-                         extra_rw_binds=[venv])
-    return ToolchainSandbox(inner, toolchain).run(
-        command, workspace.path, limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=20_000))
+    # pip's settings as the environment was built with (the constraints file among them).
+    pip_env = {k: v for k, v in env.environ().items() if k.startswith("PIP_")}
+    files = [Path(v) for k, v in pip_env.items() if k == "PIP_CONSTRAINT" and Path(v).is_file()]
+    inner = BwrapSandbox(workspace, extra_rw_binds=[venv],
+                         extra_ro_binds=[b for b in toolchain.ro_binds if b != venv] + files)
+    result = ToolchainSandbox(inner, toolchain).run(
+        command, workspace.path, env=pip_env,
+        limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))
+    if result.exit_code == 0:
+        return ""
+    return f"reinstalling the project failed: {result.output.strip()[-300:]}"
+
+
+def undo_generated(workspace: Workspace, repo: Path) -> list[str]:
+    """Put back the user's copy of ignored files the install regenerated (a version file), so
+    the install does not look like an edit to the verifier; returns what still differs."""
+    for rel in workspace.changed_files():
+        original = repo / rel
+        if original.is_file() and _ignored(rel, repo):
+            workspace.write(rel, original.read_bytes())
+    return workspace.changed_files()
+
+
+def _ignored(path: str, repo: Path) -> bool:
+    return subprocess.run([*SAFE_GIT, "check-ignore", "-q", "--no-index", path], cwd=repo,
+                          capture_output=True, check=False).returncode == 0
 
 
 def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_dir: Path,
@@ -167,18 +211,18 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     registry = default_registry()
     settings = eval_settings(settings, inst, env)
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
-    toolchain = task_toolchain(env)
+    toolchain = task_toolchain(env, repo)
+    pycache = state_dir / "pycache"
+    pycache.mkdir(exist_ok=True)
+    toolchain.ro_binds.append(pycache)
+    toolchain.env["PYTHONPYCACHEPREFIX"] = str(pycache)
     runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
     workspace = runner.ctx.workspace
-    installed = install_project(workspace, env, toolchain, sandboxed=not fallback)
-    note = fallback
-    if installed.exit_code != 0:
-        note = f"{note}; " if note else ""
-        note += f"reinstalling the project failed: {installed.output[-300:]}"
-    if workspace.changed_files():
-        # The install must not look like an edit (the verifier's baseline, the diff).
-        note = (f"{note}; " if note else "") + "the install changed: " + ", ".join(
-            workspace.changed_files()[:5])
+    precompile(workspace, env, pycache)
+    notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback)]
+    left = undo_generated(workspace, repo)
+    if left:
+        notes.append("the install changed: " + ", ".join(left[:5]))
     state = runner.run()
     events = [e.event for e in store.read(sid)]
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
@@ -191,5 +235,5 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
         wall_s=time.monotonic() - start, cost_usd=state.cost_usd,
         sandbox=runner.ctx.sandbox.name,
         finish_blocked=sum(1 for c in calls if c.name == "finish" and not c.ok),
-        verify_s=sum(e.seconds for e in verified), install_note=note,
+        verify_s=sum(e.seconds for e in verified), note="; ".join(n for n in notes if n),
     )

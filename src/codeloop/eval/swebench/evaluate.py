@@ -153,7 +153,7 @@ class Evaluation:
             result.failed_tool_calls, result.edits = run.failed_tool_calls, run.edits
             result.agent_s = round(run.wall_s, 2)
             result.sandbox, result.finish_blocked = run.sandbox, run.finish_blocked
-            result.verify_s, result.agent_note = round(run.verify_s, 2), run.install_note
+            result.verify_s, result.agent_note = round(run.verify_s, 2), run.note
             result.diff_lines = run.diff.count("\n")
             if not run.diff.strip():
                 result.outcome, result.reason = "not_resolved", "the session changed nothing"
