@@ -38,6 +38,18 @@ def test_missing_environment_is_reported_with_its_reason(fake_task: FakeTask,
     assert "no environment recipe for acme/calc 9.9" in result.reason
 
 
+def test_an_instance_with_nothing_to_judge_builds_no_environment(fake_task: FakeTask,
+                                                                 tmp_path: Path) -> None:
+    # Version 9.9 has no recipe: had an environment been attempted, that would be the reason.
+    inst = fake_task.inst.model_copy(update={"version": "9.9", "FAIL_TO_PASS": []})
+    bench = Bench(fake_task.mirrors, tmp_path / "envs", work_dir=tmp_path)
+    evaluation = Evaluation(bench, model_factory("oracle", Settings()), Settings())
+    for result in (evaluation.one(inst), evaluation.check(inst)):
+        assert result.outcome == "env_unavailable"
+        assert result.reason == "environment check failed: the instance lists no FAIL_TO_PASS tests"
+    assert not (tmp_path / "envs").exists() or not any((tmp_path / "envs").iterdir())
+
+
 def test_summary_counts_only_built_environments() -> None:
     rows = [InstanceResult("a", "r", "1", "resolved"), InstanceResult("b", "r", "1", "resolved"),
             InstanceResult("c", "r", "1", "not_resolved"),

@@ -15,7 +15,7 @@ from codeloop.errors import CodeloopError
 from codeloop.eval.swebench.agent import run_agent
 from codeloop.eval.swebench.checkout import apply_patch, checkout
 from codeloop.eval.swebench.envs import EnvUnavailable, TaskEnv
-from codeloop.eval.swebench.harness import Bench
+from codeloop.eval.swebench.harness import NO_FAIL_TO_PASS, Bench
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.oracle import OracleModel
 from codeloop.llm.types import Model
@@ -102,10 +102,8 @@ class Evaluation:
     def one(self, inst: SweInstance) -> InstanceResult:
         start = time.monotonic()
         base = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable")
-        try:
-            env = self.bench.environment(inst)
-        except EnvUnavailable as exc:
-            base.reason = exc.reason
+        env = self._environment(inst, base)
+        if env is None:
             return self._done(base, start)
         with env.exclusive():
             check = self.bench.validate(inst, env)
@@ -121,10 +119,8 @@ class Evaluation:
         start = time.monotonic()
         result = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable",
                                 model="gold")
-        try:
-            env = self.bench.environment(inst)
-        except EnvUnavailable as exc:
-            result.reason = exc.reason
+        env = self._environment(inst, result)
+        if env is None:
             return self._done(result, start)
         with env.exclusive():
             check = self.bench.validate(inst, env)
@@ -134,6 +130,18 @@ class Evaluation:
         else:
             result.reason = f"environment check failed: {check.problem}"
         return self._done(result, start)
+
+    def _environment(self, inst: SweInstance, result: InstanceResult) -> TaskEnv | None:
+        """The task's environment, or None with the reason in `result`; an instance with
+        nothing to judge is settled before any environment is built for it."""
+        if not inst.FAIL_TO_PASS:
+            result.reason = f"environment check failed: {NO_FAIL_TO_PASS}"
+            return None
+        try:
+            return self.bench.environment(inst)
+        except EnvUnavailable as exc:
+            result.reason = exc.reason
+            return None
 
     def _solve(self, inst: SweInstance, env: TaskEnv, result: InstanceResult,
                excluded: frozenset[str]) -> None:

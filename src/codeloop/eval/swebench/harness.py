@@ -54,6 +54,9 @@ class Validation:
         return cls(True, "", excluded)
 
 
+NO_FAIL_TO_PASS = "the instance lists no FAIL_TO_PASS tests"
+
+
 class Bench:
     """Mirrors, the environment cache and a scratch directory for checkouts."""
 
@@ -94,7 +97,7 @@ class Bench:
         if cached.is_file():
             return Validation(**json.loads(cached.read_text("utf-8")))
         if not inst.FAIL_TO_PASS:
-            result = Validation(False, "the instance lists no FAIL_TO_PASS tests")
+            result = Validation(False, NO_FAIL_TO_PASS)
         else:
             gold = self.judge(inst, env, inst.patch)
             empty = self.judge(inst, env, "")
