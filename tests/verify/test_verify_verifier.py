@@ -277,6 +277,33 @@ def test_failures_the_baseline_never_ran_are_checked_on_the_original_files(
     assert [r["scope"] for r in again.data["runs"]] == ["tests/test_text.py"]
 
 
+def test_a_failure_that_needs_company_is_run_alone_after_the_edits_before_it_is_blamed(
+    tmp_path: Path, write_tree, sandbox, base_settings
+) -> None:
+    # test_order_b passes alone but fails after test_order_a has run in the same process.
+    repo = write_tree(tmp_path / "repo", {
+        **PROJECT,
+        "tests/test_order_a.py": ("import os\nfrom pkg import text\n\n\ndef test_sets():\n"
+                                  "    os.environ['POLLUTED'] = '1'\n    assert text.shout('a') == 'A'\n"),
+        "tests/test_order_b.py": ("import os\nfrom pkg import text\n\n\ndef test_clean():\n"
+                                  "    assert 'POLLUTED' not in os.environ and text.shout('b') == 'B'\n"),
+    })
+    workspace = CopyWorkspace(repo, tmp_path / "state")
+    events: list[object] = []
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=events.append,
+                      services={"verify_config": {**base_settings, **NO_CHECKS,
+                                                  "baseline_target": "tests/test_calc.py"}})
+    ensure_baseline(ctx)
+    edit(workspace, "pkg/text.py", "def shout(s):\n", "def shout(s):  # louder\n")
+    decision = gate_finish(ctx)
+    final = events[-1]
+    assert isinstance(final, VerificationRan)
+    scopes = [run.scope for run, _ in ctx.services["verifier"].runs]
+    assert "alone after the edits: tests/test_order_b.py" in scopes
+    assert final.new_failures == []
+    assert decision.allow, decision.message
+
+
 def test_stashed_edits_survive_a_crash_mid_run(tmp_path: Path, sandbox) -> None:
     (tmp_path / "a.py").write_text("edited\n")
     (tmp_path / "new.py").write_text("added by the agent\n")

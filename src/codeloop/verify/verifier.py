@@ -305,6 +305,24 @@ class Verifier:
             run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, wanted,
                               "before the edits: " + " ".join(wanted))
         self._record(run, pristine=True, latest=False)
+        return [run, *self._confirm_alone(spec, wanted, limits)]
+
+    def _confirm_alone(self, spec: CommandSpec, files: list[str], limits: Limits) -> list[RunResult]:
+        """Run alone, on the edited files, the backfilled files whose new failures pass alone on
+        the original files: a test that fails only beside other files depends on what ran
+        with it, and only the same conditions before and after can blame the edit."""
+        new = compare(self.base, self.latest).new
+        suspect = sorted({
+            file for key, failure in new.items()
+            if failure.test_id and key in self.base.entries
+            # A failure from a run of its file alone is already the same conditions.
+            and self.latest.entries[key].scope != (file := failure.test_id.split("::", 1)[0])
+        } & set(files))
+        if not suspect:
+            return []
+        run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, suspect,
+                          "alone after the edits: " + " ".join(suspect))
+        self._record(run, pristine=False)
         return [run]
 
     def _run_checks(self, baseline: bool = False) -> list[RunResult]:
