@@ -6,6 +6,7 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+import pytest
 
 from codeloop.index.lexical import K1, B, LexicalIndex
 from codeloop.index.terms import terms
@@ -55,3 +56,24 @@ def test_empty_build_has_no_hits() -> None:
     index.build([])
     assert len(index) == 0
     assert index.search(["anything"], 3) == []
+
+
+def test_a_document_scores_alike_in_the_base_and_in_the_overlay() -> None:
+    index = LexicalIndex()
+    index.build(corpus())
+    query = terms("apply discount to the cart total")
+    before = dict(index.search(query, len(SOURCES)))
+    index.add("doc0", terms(SOURCES[0]))  # re-indexed unchanged: it now lives in the overlay
+    after = dict(index.search(query, len(SOURCES)))
+    assert after == pytest.approx(before, rel=1e-5)
+
+
+def test_removing_base_documents_updates_the_statistics_like_a_rebuild() -> None:
+    index = LexicalIndex()
+    index.build(corpus())
+    index.remove("doc2")  # the other document that says "apply discount"
+    index.add("doc0", terms(SOURCES[0]))
+    fresh = LexicalIndex()
+    fresh.build([doc for doc in corpus() if doc[0] != "doc2"])
+    query = terms("apply discount")
+    assert dict(index.search(query, 9)) == pytest.approx(dict(fresh.search(query, 9)), rel=1e-5)

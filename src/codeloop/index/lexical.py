@@ -37,6 +37,7 @@ class LexicalIndex:
         self._n_docs = 0
         self._overlay: dict[str, tuple[Counter[str], int]] = {}
         self._base_len: dict[str, int] = {}
+        self._terms_by_id: list[str] | None = None
 
     # --- building -----------------------------------------------------------------------
 
@@ -58,22 +59,38 @@ class LexicalIndex:
         self._n_docs = len(keys)
         self._dead = np.zeros(len(keys), dtype=bool)
         self._overlay = {}
+        self._terms_by_id = None
         self._base = model
 
     def remove(self, key: str) -> None:
         pos = self._base_pos.get(key)
         if pos is not None and not self._dead[pos]:
             self._dead[pos] = True
-            self._forget(self._base_len.get(key, 0), None)
+            self._forget(self._base_len.get(key, 0), self._base_terms(pos))
         entry = self._overlay.pop(key, None)
         if entry is not None:
-            self._forget(entry[1], entry[0])
+            self._forget(entry[1], entry[0].keys())
 
-    def _forget(self, length: int, counts: Counter[str] | None) -> None:
+    def _forget(self, length: int, distinct_terms: Iterable[str]) -> None:
         self._n_docs -= 1
         self._total_len -= length
-        if counts is not None:
-            self._df.subtract(counts.keys())
+        self._df.subtract(distinct_terms)
+
+    def _base_terms(self, pos: int) -> list[str]:
+        """The distinct terms of base document `pos`, read back from the term-major score
+        matrix (a scan of its postings: removals are rare next to searches, and keeping a
+        per-document term list would cost memory on every build)."""
+        if self._base is None:
+            return []
+        matrix = self._base.scores
+        postings = np.flatnonzero(np.asarray(matrix["indices"]) == pos)
+        columns = np.searchsorted(np.asarray(matrix["indptr"]), postings, side="right") - 1
+        if self._terms_by_id is None:
+            by_id = [""] * len(self._base.vocab_dict)
+            for term, term_id in self._base.vocab_dict.items():
+                by_id[term_id] = term
+            self._terms_by_id = by_id
+        return [self._terms_by_id[c] for c in columns.tolist()]
 
     def add(self, key: str, toks: list[str]) -> None:
         self.remove(key)
@@ -145,8 +162,9 @@ class LexicalIndex:
             for t, times in repeats.items():
                 tf = counts.get(t, 0)
                 if tf:
-                    score += times * idf[t] * tf * (K1 + 1) / (
-                        tf + K1 * (1 - B + B * length / avgdl))
+                    # The base's formula (bm25s "lucene": no (k1+1) factor), so a document
+                    # scores alike before and after it moves to the overlay.
+                    score += times * idf[t] * tf / (tf + K1 * (1 - B + B * length / avgdl))
             if score > 0:
                 out.append((key, score))
         return out
