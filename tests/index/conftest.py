@@ -1,21 +1,10 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from codeloop.index.service import forget_open_indexes
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Every index lives under tmp_path, never in the user's cache."""
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("CODELOOP_CACHE_DIR", str(cache))
-    yield cache
-    forget_open_indexes()
 
 
 def git(repo: Path, *args: str) -> str:
