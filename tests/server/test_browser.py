@@ -2,45 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import httpx
 import pytest
 
-from codeloop.server.auth import TokenStore
-from tests.server.conftest import DEFAULTS, write_script
-from tests.server.live import live_server
+from tests.server.browser import require_chromium, session_page
+from tests.server.conftest import write_script
 from tests.session.helpers import FIX_SCRIPT, FIXED
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
 pytestmark = pytest.mark.browser
-
-if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-    print(f"browser tests skipped: {CHROMIUM} is missing (apt-get install -y chromium)")
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)", allow_module_level=True)
-playwright = pytest.importorskip("playwright.sync_api")
+playwright = require_chromium()
 
 
 def test_watch_approve_review_apply(tmp_path: Path, repo: Path, data_dir: Path) -> None:
     script = write_script(tmp_path / "fix.json", FIX_SCRIPT)
-    with live_server(data_dir, defaults=DEFAULTS) as base, \
-            playwright.sync_playwright() as pw:
-        token = TokenStore(data_dir).admin_token
-        created = httpx.post(f"{base}/sessions", headers={"Authorization": f"Bearer {token}"},
-                             json={"task": "make the tests pass", "repo": str(repo),
-                                   "model": f"scripted:{script}", "approval_mode": "auto-edit"})
-        assert created.status_code == 201, created.text
-        sid = created.json()["id"]
-
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(f"{base}/#token={token}&session={sid}")
+    with session_page(data_dir, repo, script, approval_mode="auto-edit") as opened:
+        page, sid = opened.page, opened.session_id
         expect = playwright.expect
 
         expect(page.locator("#whoami")).to_have_text("signed in as admin")
@@ -73,5 +50,3 @@ def test_watch_approve_review_apply(tmp_path: Path, repo: Path, data_dir: Path) 
         seqs = [int(s) for s in page.locator("#timeline .ev").evaluate_all(
             "nodes => nodes.map(n => n.dataset.seq)")]
         assert seqs == sorted(set(seqs)), "no event is shown twice or out of order"
-        assert errors == []
-        browser.close()

@@ -3,43 +3,25 @@ reason, the revision approved, and the plan's progress followed to the end."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import httpx
 import pytest
 
-from codeloop.server.auth import TokenStore
 from tests.planner.helpers import WORK, propose
-from tests.server.conftest import DEFAULTS, write_script
-from tests.server.live import live_server
-from tests.server.test_browser import ARGS, CHROMIUM
+from tests.server.browser import require_chromium, session_page
+from tests.server.conftest import write_script
 
 pytestmark = pytest.mark.browser
 
-if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)", allow_module_level=True)
-playwright = pytest.importorskip("playwright.sync_api")
+playwright = require_chromium()
 
 
 def test_deny_then_approve_a_plan_and_watch_its_progress(tmp_path: Path, repo: Path,
                                                          data_dir: Path) -> None:
     script = write_script(tmp_path / "plan.json",
                           [propose("p1"), propose("p2", summary="revised: name the test"), *WORK])
-    with live_server(data_dir, defaults=DEFAULTS) as base, \
-            playwright.sync_playwright() as pw:
-        token = TokenStore(data_dir).admin_token
-        created = httpx.post(f"{base}/sessions", headers={"Authorization": f"Bearer {token}"},
-                             json={"task": "make the tests pass", "repo": str(repo),
-                                   "model": f"scripted:{script}", "plan_approval": True})
-        assert created.status_code == 201, created.text
-        sid = created.json()["id"]
-
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(f"{base}/#token={token}&session={sid}")
+    with session_page(data_dir, repo, script, plan_approval=True) as opened:
+        page = opened.page
         expect = playwright.expect
 
         pending = page.locator("#approvals .approval.plan")
@@ -65,5 +47,3 @@ def test_deny_then_approve_a_plan_and_watch_its_progress(tmp_path: Path, repo: P
         expect(page.locator("#timeline .ev.plan")).to_have_count(4)  # 2 proposals, 2 updates
         expect(page.locator("#timeline .ev.plan").last).to_contain_text("test → done")
         page.screenshot(path=str(tmp_path / "plan-done.png"), full_page=True)
-        assert errors == []
-        browser.close()
