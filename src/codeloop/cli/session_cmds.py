@@ -6,7 +6,7 @@ import json
 import signal
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,6 +38,11 @@ from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.factory import open_workspace
 
 console = Console(highlight=False)
+
+
+def _status(text: str, quiet: bool) -> AbstractContextManager[object]:
+    """A spinner on standard error for people; nothing when the output is JSON."""
+    return nullcontext() if quiet else Console(stderr=True).status(text)
 
 EXIT_BY_STATUS = {"finished": 0, "budget_exceeded": 3, "stuck": 4, "needs_human": 5,
                   "stopped": 6, "paused": 6, "waiting_approval": 6, "error": 1,
@@ -128,7 +133,9 @@ def register(app: typer.Typer) -> None:
         notice_untrusted(repo, Console(stderr=True, highlight=False))
         llm = make_model(settings.model, settings)
         store = open_store()
-        sid = start_session(store, task, repo, settings, llm.name)
+        with _status("reading the repository (the first run on a large one builds its index)",
+                     json_out):
+            sid = start_session(store, task, repo, settings, llm.name)
         state = drive(store, sid, repo.resolve(), settings, llm, json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))
 
