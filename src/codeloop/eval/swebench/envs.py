@@ -34,7 +34,9 @@ from codeloop.eval.swebench.specs import EnvSpec
 BUILD_TIMEOUT_S = 1800.0
 REINSTALL_TIMEOUT_S = 600.0
 # The harness built its environments before NumPy 2 (June 2024); the code under test assumes
-# the NumPy 1 API (np.Inf, np.float_, ...). Applied to every pip call through PIP_CONSTRAINT.
+# the NumPy 1 API (np.Inf, np.float_, ...). pytest-cov 5+ uses pluggy's `wrapper=True`
+# hooks, which the old pytest a version pins (sphinx 3.x: 5.3) rejects at start-up, so every
+# test fails. Applied to every pip call through PIP_CONSTRAINT.
 _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 # Debian's ccache package: `gcc`, `cc`, ... links that compile through the cache.
 CCACHE_MASQUERADE = Path("/usr/lib/ccache")
