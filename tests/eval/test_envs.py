@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from tests.eval.conftest import SPEC, git
 
+import codeloop.eval.swebench.envs as envs_module
 from codeloop.eval.swebench.envs import (
     EnvBuilder,
     EnvUnavailable,
@@ -160,3 +161,21 @@ def test_sphinx_environments_get_the_roman_module_docutils_dropped(tmp_path: Pat
     assert steps.index("python -m pip install roman") > steps.index(sphinx.install)
     other = [step for step, _ in EnvBuilder(tmp_path)._recipe(SPEC, tmp_path, tmp_path, "HEAD", tmp_path)]
     assert not any("roman" in step for step in other)
+
+
+def test_pip_constraints_keep_every_spec_pin_and_exclude_pytest_cov_that_old_pytest_rejects(
+) -> None:
+    from packaging.requirements import Requirement
+
+    constraints_file = Path(envs_module.__file__).with_name("constraints.txt")
+    constraints = {r.name: r.specifier for r in map(Requirement, constraints_file.read_text().split())}
+    # pytest-cov 6 imports with `hookimpl(wrapper=True)`, which sphinx 3.x's pytest 5.3 refuses.
+    assert not constraints["pytest-cov"].contains("6.2.0")
+    specs = json.loads(Path(envs_module.__file__).with_name("specs.json").read_text())["specs"]
+    for versions in specs.values():
+        for spec in versions.values():
+            for pin in spec.get("pip_packages") or []:
+                req = Requirement(pin)
+                exact = [s.version for s in req.specifier if s.operator == "=="]
+                if req.name in constraints and exact:
+                    assert constraints[req.name].contains(exact[0]), pin
