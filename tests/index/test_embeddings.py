@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.index import embeddings
-from codeloop.index.rank import fuse_semantic, prior, rank_files, with_embeddings
+from codeloop.index.rank import RRF_K, fuse_semantic, prior, rank_files, with_embeddings
 from codeloop.index.service import RepoIndex
 
 needs_model = pytest.mark.skipif(
@@ -35,11 +35,11 @@ def test_asking_for_missing_packages_says_how_to_install(
 
 
 def test_fusion_adds_reciprocal_rank_with_priors() -> None:
-    ranked = [("src/a.py", 0.30), ("src/b.py", 0.20), ("src/c.py", 0.15)]
+    ranked = [("src/a.py", 0.30), ("src/b.py", 0.17), ("src/c.py", 0.15)]
     fused = dict(fuse_semantic(ranked, ["src/c.py", "tests/test_c.py"], limit=10))
-    assert fused["src/c.py"] == pytest.approx(0.15 + 1.0 / 11)
+    assert fused["src/c.py"] == pytest.approx(0.15 + 1.0 / (RRF_K + 1))
     assert fused["src/a.py"] == 0.30
-    assert fused["tests/test_c.py"] == pytest.approx(prior("tests/test_c.py") / 12)
+    assert fused["tests/test_c.py"] == pytest.approx(prior("tests/test_c.py") / (RRF_K + 2))
     order = [p for p, _ in fuse_semantic(ranked, ["src/c.py"], limit=2)]
     assert order == ["src/a.py", "src/c.py"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from codeloop.context.tokens import TokenCounter, get_counter
-from codeloop.index.rank import Focus, focus_of, rank_files
+from codeloop.index.focus import Focus, focus_of
+from codeloop.index.rank import rank_files
 from codeloop.index.service import RepoIndex, SymbolHit
 
 MAX_DEFS_PER_FILE = 40

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from codeloop.context.repomap import RepoMap, build_repo_map
 from codeloop.context.tokens import TokenCounter, get_counter
-from codeloop.index.rank import LEXICAL_DEPTH, focus_of, rank_files
+from codeloop.index.focus import focus_of, without_reports
+from codeloop.index.rank import LEXICAL_DEPTH, rank_files
 from codeloop.index.service import RepoIndex
 
 MAP_SHARE = 0.25
@@ -43,6 +44,7 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
                        map_share: float = MAP_SHARE) -> TaskContext:
     """Repo map (a `map_share` of the budget) then code for `task`, never over the budget."""
     counter = counter or get_counter()
+    task = without_reports(task)
     focus = focus_of(index, task)
     # One BM25 pass serves the ranking and the snippets; snippets are hash-checked when read.
     chunk_hits = index.search(task, LEXICAL_DEPTH, verify=False)

@@ -71,6 +71,10 @@ _GRAMMARS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "java": ("tree_sitter_java", "language", ("tree_sitter_java",)),
 }
 
+# Documentation, data and configuration: rarely where a code change lands.
+PROSE_LANGUAGES = frozenset({"markdown", "rst", "text", "yaml", "json", "toml", "ini", "html",
+                             "xml"})
+
 
 def detect_language(rel_path: str) -> str:
     """The language of a file from its name; "text" when unknown."""

@@ -29,6 +29,7 @@ from codeloop.index import store
 from codeloop.index.analyse import Analysis, analyse, chunk_terms, decode
 from codeloop.index.chunks import Chunk
 from codeloop.index.graph import FileGraph, build_graph
+from codeloop.index.history import change_counts
 from codeloop.index.lexical import LexicalBuilder, LexicalIndex
 from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
 from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, skipped_by_name, walk
@@ -142,6 +143,7 @@ class RepoIndex:
         self._bulk: tuple[LexicalBuilder, LexicalBuilder] | None = None
         self._last_sweep = 0.0
         self._head = git_head(self.root)
+        self._history: tuple[str | None, dict[str, int]] | None = None
         self._load_lexical()
 
     def close(self) -> None:
@@ -512,6 +514,14 @@ class RepoIndex:
             if self._graph is None:
                 self._graph = build_graph(self.db)
             return self._graph
+
+    def recent_changes(self) -> dict[str, int]:
+        """How many recent commits touched each file (see `history`), cached per git HEAD."""
+        head = git_head(self.root)
+        with self._lock:
+            if self._history is None or self._history[0] != head:
+                self._history = (head, change_counts(self.root))
+            return self._history[1]
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
         by_path = self.memo("defs_by_path", self._load_definitions)
