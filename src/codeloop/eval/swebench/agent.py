@@ -27,6 +27,7 @@ from codeloop.sandbox.base import Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.errors import SandboxUnavailable
+from codeloop.session.cleanup import end_run
 from codeloop.session.runner import Runner
 from codeloop.session.setup import RuntimeParts, build_runner, start_session
 from codeloop.session.store import SQLiteEventStore
@@ -218,12 +219,15 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     toolchain.env["PYTHONPYCACHEPREFIX"] = str(pycache)
     runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
     workspace = runner.ctx.workspace
-    precompile(workspace, env, pycache)
-    notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback)]
-    left = undo_generated(workspace, repo)
-    if left:
-        notes.append("the install changed: " + ", ".join(left[:5]))
-    state = runner.run()
+    try:
+        precompile(workspace, env, pycache)
+        notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback)]
+        left = undo_generated(workspace, repo)
+        if left:
+            notes.append("the install changed: " + ", ".join(left[:5]))
+        state = runner.run()
+    finally:
+        end_run(runner.ctx)
     events = [e.event for e in store.read(sid)]
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
     verified = [e for e in events if isinstance(e, VerificationRan)]
