@@ -90,6 +90,7 @@ class AgentRun:
     finish_blocked: int = 0
     verify_s: float = 0.0
     note: str = ""
+    start_s: float = 0.0  # of wall_s, in start_session
 
 
 def task_text(inst: SweInstance) -> str:
@@ -211,7 +212,9 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     store = SQLiteEventStore(state_dir / "events.sqlite")
     registry = default_registry()
     settings = eval_settings(settings, inst, env)
+    session_start = time.monotonic()
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
+    started = time.monotonic() - session_start
     toolchain = task_toolchain(env, repo)
     pycache = state_dir / "pycache"
     pycache.mkdir(exist_ok=True)
@@ -240,4 +243,5 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
         sandbox=runner.ctx.sandbox.name,
         finish_blocked=sum(1 for c in calls if c.name == "finish" and not c.ok),
         verify_s=sum(e.seconds for e in verified), note="; ".join(n for n in notes if n),
+        start_s=started,
     )
