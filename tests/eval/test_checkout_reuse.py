@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.eval.conftest import FakeTask, fake_specs, git
 
 from codeloop.config import Settings
 from codeloop.eval.swebench.checkout import apply_patch, refresh_checkout, task_checkout
@@ -17,7 +18,6 @@ from codeloop.eval.swebench.evaluate import Evaluation, model_factory
 from codeloop.eval.swebench.harness import Bench
 from codeloop.index import store
 from codeloop.index.service import RepoIndex
-from tests.eval.conftest import FakeTask, fake_specs, git
 
 PATCH_V2 = """diff --git a/pkg/core.py b/pkg/core.py
 --- a/pkg/core.py
