@@ -31,7 +31,7 @@ from codeloop.index.chunks import Chunk
 from codeloop.index.graph import FileGraph, build_graph
 from codeloop.index.lexical import LexicalBuilder, LexicalIndex
 from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
-from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, skipped_by_name, walk
+from codeloop.index.walker import MAX_FILE_BYTES, WalkedFile, is_ignored, skipped_by_name, walk
 
 SWEEP_INTERVAL_S = 5.0
 # Lines of recently read files kept split (~5 MB): the context builder reads the same large
@@ -141,6 +141,9 @@ class RepoIndex:
         self._recent_line_count = 0
         # During a cold build the terms go straight to base-index builders, not the overlay.
         self._bulk: tuple[LexicalBuilder, LexicalBuilder] | None = None
+        # During a sweep that changes more files than the overlay takes (a checkout moved to
+        # another commit), the lexical indexes are left alone and rebuilt once at the end.
+        self._deferred = False
         self._last_sweep = 0.0
         self._head = git_head(self.root)
         self._load_lexical()
@@ -164,6 +167,8 @@ class RepoIndex:
             seen: set[str] = set()
             if len(self._chunks) == 0 and len(self._files) == 0:
                 self._bulk = (LexicalBuilder(), LexicalBuilder())
+            else:
+                self._deferred = self._files.needs_rebuild(_stat_changes(entries, known))
             self.db.execute("BEGIN")
             try:
                 for entry in entries:
@@ -186,13 +191,14 @@ class RepoIndex:
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
-                self._bulk = None
+                self._bulk, self._deferred = None, False
                 raise
             bulk, self._bulk = self._bulk, None
+            deferred, self._deferred = self._deferred, False
             if bulk is not None and len(bulk[0]):
                 self._build_lexical(*bulk)
                 stats.lexical_rebuilt = True
-            elif self._chunks.needs_rebuild() or self._files.needs_rebuild():
+            elif deferred or self._chunks.needs_rebuild() or self._files.needs_rebuild():
                 self._rebuild_lexical()
                 stats.lexical_rebuilt = True
             self._last_sweep = time.monotonic()
@@ -268,8 +274,10 @@ class RepoIndex:
     def _drop(self, rel: str) -> None:
         self._changed()
         for chunk_id in store.delete_file_rows(self.db, rel):
-            self._chunks.remove(str(chunk_id))
-        self._files.remove(rel)
+            if not self._deferred:
+                self._chunks.remove(str(chunk_id))
+        if not self._deferred:
+            self._files.remove(rel)
 
     def _insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
         self._changed()
@@ -284,11 +292,11 @@ class RepoIndex:
                                                   chunk.symbol))
             if self._bulk is not None:
                 self._bulk[0].add(str(cur.lastrowid), toks)
-            else:
+            elif not self._deferred:
                 self._chunks.add(str(cur.lastrowid), toks)
         if self._bulk is not None:
             self._bulk[1].add(rel, a.file_terms)
-        else:
+        elif not self._deferred:
             self._files.add(rel, a.file_terms)
         db.executemany("INSERT INTO defs VALUES (?,?,?,?,?,?,?)", [
             (rel, d.name, d.kind, d.start_line, d.end_line, d.signature, d.parent)
@@ -557,6 +565,14 @@ class RepoIndex:
             "references": count("SELECT COUNT(*) FROM refs"),
             "imports": count("SELECT COUNT(*) FROM imports"),
         }
+
+
+def _stat_changes(entries: list[WalkedFile], known: dict[str, tuple[int, int, str]]) -> int:
+    """How many files a sweep will look at: new, changed in size or time, or gone."""
+    present = {e.rel for e in entries}
+    changed = sum(1 for e in entries
+                  if (old := known.get(e.rel)) is None or old[:2] != (e.size, e.mtime_ns))
+    return changed + len(known.keys() - present)
 
 
 def _record_origin(directory: Path, root: Path, seed: Path | None) -> None:
