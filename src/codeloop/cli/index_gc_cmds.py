@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +17,12 @@ console = Console(highlight=False)
 
 
 def _size(directory: Path) -> int:
-    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+    total = 0
+    for path in directory.rglob("*"):
+        # Another process may delete a file (or the whole index) while we count.
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size if path.is_file() else 0
+    return total
 
 
 def index_gc(
