@@ -23,6 +23,7 @@ from codeloop.errors import CodeloopError
 from codeloop.llm.factory import make_model
 from codeloop.llm.scripted import ScriptedModel, replay_turns
 from codeloop.llm.types import Model
+from codeloop.session.cleanup import end_run
 from codeloop.session.export import trajectory
 from codeloop.session.runner import Control
 from codeloop.session.setup import (
@@ -84,8 +85,11 @@ def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settin
     runner = build_runner(store, session_id, repo, settings, model, summariser=summariser,
                           parts=RuntimeParts(control=control, approver=approver),
                           on_event=renderer.on_event, on_delta=renderer.on_delta)
-    with _sigterm_as_stop(control):
-        state = runner.run()
+    try:
+        with _sigterm_as_stop(control):
+            state = runner.run()
+    finally:
+        end_run(runner.ctx)
     if not json_out:
         diff = runner.ctx.workspace.diff()
         if diff:

@@ -13,6 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from codeloop.errors import SessionNotFound
+from codeloop.session.cleanup import drop_view_index
 from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.errors import WorkspaceError
@@ -105,6 +106,7 @@ def discard_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")]) 
     """Drop the session's changes; your repository is not touched."""
     ws = _open(session_id)
     count = len(ws.changed_files())
+    drop_view_index(ws)
     ws.discard()
     console.print(f"discarded {count} changed file(s) of session {session_id}")
 

@@ -100,8 +100,10 @@ class LexicalIndex:
         self._n_docs += 1
         self._total_len += len(toks)
 
-    def needs_rebuild(self) -> bool:
-        return len(self._overlay) > max(REBUILD_MIN, REBUILD_SHARE * max(1, len(self._base_keys)))
+    def needs_rebuild(self, pending: int = 0) -> bool:
+        """Whether the overlay (with `pending` more documents) has outgrown the base."""
+        return len(self._overlay) + pending > max(REBUILD_MIN,
+                                                  REBUILD_SHARE * max(1, len(self._base_keys)))
 
     def __len__(self) -> int:
         return self._n_docs

@@ -32,7 +32,7 @@ from codeloop.index.graph import FileGraph, build_graph
 from codeloop.index.history import change_counts
 from codeloop.index.lexical import LexicalBuilder, LexicalIndex
 from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
-from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, skipped_by_name, walk
+from codeloop.index.walker import MAX_FILE_BYTES, WalkedFile, is_ignored, skipped_by_name, walk
 
 SWEEP_INTERVAL_S = 5.0
 # Lines of recently read files kept split (~5 MB): the context builder reads the same large
@@ -123,13 +123,14 @@ class RepoIndex:
     """The index of one directory, stored under the cache dir (see `store.index_dir`)."""
 
     def __init__(self, root: Path, cache: Path | None = None,
-                 sweep_interval: float = SWEEP_INTERVAL_S, background_sweeps: bool = False
-                 ) -> None:
+                 sweep_interval: float = SWEEP_INTERVAL_S, background_sweeps: bool = False,
+                 seed: Path | None = None) -> None:
         self.root = root.resolve()
         self.background_sweeps = background_sweeps
         self._sweeper: threading.Thread | None = None
         self.dir = store.index_dir(self.root, cache)
         self.db = store.connect(self.dir / "index.sqlite")
+        _record_origin(self.dir, self.root, seed)
         self.sweep_interval = sweep_interval
         self._lock = threading.RLock()
         self._chunks = LexicalIndex()
@@ -141,6 +142,9 @@ class RepoIndex:
         self._recent_line_count = 0
         # During a cold build the terms go straight to base-index builders, not the overlay.
         self._bulk: tuple[LexicalBuilder, LexicalBuilder] | None = None
+        # During a sweep that changes more files than the overlay takes (a checkout moved to
+        # another commit), the lexical indexes are left alone and rebuilt once at the end.
+        self._deferred = False
         self._last_sweep = 0.0
         self._head = git_head(self.root)
         self._history: tuple[str | None, dict[str, int]] | None = None
@@ -165,6 +169,8 @@ class RepoIndex:
             seen: set[str] = set()
             if len(self._chunks) == 0 and len(self._files) == 0:
                 self._bulk = (LexicalBuilder(), LexicalBuilder())
+            else:
+                self._deferred = self._files.needs_rebuild(_stat_changes(entries, known))
             self.db.execute("BEGIN")
             try:
                 for entry in entries:
@@ -187,13 +193,14 @@ class RepoIndex:
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
-                self._bulk = None
+                self._bulk, self._deferred = None, False
                 raise
             bulk, self._bulk = self._bulk, None
+            deferred, self._deferred = self._deferred, False
             if bulk is not None and len(bulk[0]):
                 self._build_lexical(*bulk)
                 stats.lexical_rebuilt = True
-            elif self._chunks.needs_rebuild() or self._files.needs_rebuild():
+            elif deferred or self._chunks.needs_rebuild() or self._files.needs_rebuild():
                 self._rebuild_lexical()
                 stats.lexical_rebuilt = True
             self._last_sweep = time.monotonic()
@@ -269,8 +276,10 @@ class RepoIndex:
     def _drop(self, rel: str) -> None:
         self._changed()
         for chunk_id in store.delete_file_rows(self.db, rel):
-            self._chunks.remove(str(chunk_id))
-        self._files.remove(rel)
+            if not self._deferred:
+                self._chunks.remove(str(chunk_id))
+        if not self._deferred:
+            self._files.remove(rel)
 
     def _insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
         self._changed()
@@ -285,11 +294,11 @@ class RepoIndex:
                                                   chunk.symbol))
             if self._bulk is not None:
                 self._bulk[0].add(str(cur.lastrowid), toks)
-            else:
+            elif not self._deferred:
                 self._chunks.add(str(cur.lastrowid), toks)
         if self._bulk is not None:
             self._bulk[1].add(rel, a.file_terms)
-        else:
+        elif not self._deferred:
             self._files.add(rel, a.file_terms)
         db.executemany("INSERT INTO defs VALUES (?,?,?,?,?,?,?)", [
             (rel, d.name, d.kind, d.start_line, d.end_line, d.signature, d.parent)
@@ -568,6 +577,22 @@ class RepoIndex:
         }
 
 
+def _stat_changes(entries: list[WalkedFile], known: dict[str, tuple[int, int, str]]) -> int:
+    """How many files a sweep will look at: new, changed in size or time, or gone."""
+    present = {e.rel for e in entries}
+    changed = sum(1 for e in entries
+                  if (old := known.get(e.rel)) is None or old[:2] != (e.size, e.mtime_ns))
+    return changed + len(known.keys() - present)
+
+
+def _record_origin(directory: Path, root: Path, seed: Path | None) -> None:
+    """Say which tree the directory indexes (a copied seed index says its source's)."""
+    recorded = store.read_origin(directory)
+    if recorded is not None and recorded.root == str(root) and (seed is None or recorded.is_view):
+        return
+    store.write_origin(directory, store.Origin(str(root), str(seed.resolve()) if seed else None))
+
+
 def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -581,19 +606,70 @@ def open_index(root: Path, cache: Path | None = None, seed: Path | None = None) 
 
     `seed` is a tree `root` was copied from (a workspace's source repository): if `root` has
     no index yet and `seed` has one, it is copied first, so only the files that differ are
-    parsed (copies keep modification times; paths in the index are relative)."""
+    parsed (copies keep modification times; paths in the index are relative). Opening a new
+    view also deletes the indexes of views whose tree is gone (left by a crashed process)."""
     key = (root.resolve(), cache if cache is not None else store.cache_root())
     with _OPEN_LOCK:
         index = _OPEN.get(key)
         if index is None:
             target = store.index_dir(root, key[1])
             source = store.index_dir(seed, key[1]) if seed is not None else None
+            if seed is not None and not target.exists():
+                _prune_locked(key[1], views_only=True, unrecorded=False)
             if source is not None and source.is_dir() and not target.exists():
                 shutil.copytree(source, target)
-            index = RepoIndex(root, key[1], background_sweeps=True)
+            index = RepoIndex(root, key[1], background_sweeps=True, seed=seed)
             index.update()
             _OPEN[key] = index
         return index
+
+
+def discard_index(root: Path, cache: Path | None = None) -> bool:
+    """Close `root`'s index if this process has it open and delete its directory; True if
+    there was one. For a workspace's view once its session is done with it."""
+    key = (root.resolve(), cache if cache is not None else store.cache_root())
+    with _OPEN_LOCK:
+        index = _OPEN.pop(key, None)
+        if index is not None:
+            with contextlib.suppress(sqlite3.Error):
+                index.close()
+        target = store.index_dir(root, key[1])
+        if not target.is_dir():
+            return False
+        shutil.rmtree(target, ignore_errors=True)
+        return True
+
+
+def prune_indexes(cache: Path | None = None, *, views_only: bool = False,
+                  unrecorded: bool = False, dry_run: bool = False) -> list[Path]:
+    """Delete the index directories whose tree no longer exists; returns them.
+
+    `views_only` keeps repositories' own indexes (a repository on an unmounted disk comes
+    back); `unrecorded` also deletes directories that do not say what they index (made
+    before origins were recorded: only safe when no older codeloop process is running).
+    An index this process has open is never deleted."""
+    with _OPEN_LOCK:
+        return _prune_locked(cache if cache is not None else store.cache_root(),
+                             views_only=views_only, unrecorded=unrecorded, dry_run=dry_run)
+
+
+def _prune_locked(cache: Path, *, views_only: bool, unrecorded: bool,
+                  dry_run: bool = False) -> list[Path]:
+    in_use = {index.dir.name for (_root, c), index in _OPEN.items() if c == cache}
+    removed: list[Path] = []
+    for directory in store.index_dirs(cache):
+        if directory.name in in_use:
+            continue
+        origin = store.read_origin(directory)
+        if origin is None:
+            gone = unrecorded
+        else:
+            gone = (origin.is_view or not views_only) and not Path(origin.root).is_dir()
+        if gone:
+            if not dry_run:
+                shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed
 
 
 def forget_open_indexes() -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
@@ -57,6 +59,48 @@ def index_dir(root: Path, cache: Path | None = None) -> Path:
     real = str(root.resolve())
     digest = hashlib.sha1(real.encode()).hexdigest()[:12]
     return (cache or cache_root()) / "index" / f"{root.resolve().name}-{digest}"
+
+
+ORIGIN_FILE = "origin.json"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What an index directory was made for: the tree it indexes and, for a workspace's view,
+    the repository its index was seeded from."""
+
+    root: str
+    seed: str | None = None
+
+    @property
+    def is_view(self) -> bool:
+        return self.seed is not None
+
+
+def read_origin(directory: Path) -> Origin | None:
+    """The recorded origin of an index directory; None for one made before origins were kept."""
+    try:
+        data = json.loads((directory / ORIGIN_FILE).read_text("utf-8"))
+        return Origin(str(data["root"]), data.get("seed"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_origin(directory: Path, origin: Origin) -> None:
+    """Record the origin (atomically: a pruning process may read it at any time)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    temp = directory / f".{ORIGIN_FILE}.{os.getpid()}"
+    temp.write_text(json.dumps({"root": origin.root, "seed": origin.seed}), "utf-8")
+    temp.replace(directory / ORIGIN_FILE)
+
+
+def index_dirs(cache: Path | None = None) -> list[Path]:
+    """Every index directory under the cache."""
+    top = (cache or cache_root()) / "index"
+    try:
+        return sorted(p for p in top.iterdir() if p.is_dir())
+    except FileNotFoundError:
+        return []
 
 
 def content_hash(data: bytes) -> str:

@@ -28,6 +28,7 @@ from codeloop.planner.model import Plan
 from codeloop.policy import remember_rule
 from codeloop.server.notify import NotifyingStore
 from codeloop.server.pool import WorkerPool
+from codeloop.session.cleanup import drop_view_index, end_run
 from codeloop.session.runner import Control
 from codeloop.session.setup import (
     RuntimeParts,
@@ -150,7 +151,10 @@ class SessionService:
             self.store.append(session_id, [SessionFinished(
                 status="error", reason=f"cannot start the session: {exc.message}{hint}")])
             return
-        final = runner.run()
+        try:
+            final = runner.run()
+        finally:
+            end_run(runner.ctx)
         if self.pool.closing and final.status == "paused" and not final.is_over:
             self.store.append(session_id, [SessionPaused(reason=SERVER_SHUTDOWN)])
 
@@ -283,6 +287,7 @@ class SessionService:
         row = self.owned(session_id, user)
         workspace = self._reviewable(row)
         files = workspace.changed_files()
+        drop_view_index(workspace)
         workspace.discard()
         self.store.append(row.id, [ReviewDecided(action="discard", files=files)])
 

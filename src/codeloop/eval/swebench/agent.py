@@ -27,6 +27,7 @@ from codeloop.sandbox.base import Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.errors import SandboxUnavailable
+from codeloop.session.cleanup import end_run
 from codeloop.session.runner import Runner
 from codeloop.session.setup import RuntimeParts, build_runner, start_session
 from codeloop.session.store import SQLiteEventStore
@@ -89,6 +90,7 @@ class AgentRun:
     finish_blocked: int = 0
     verify_s: float = 0.0
     note: str = ""
+    start_s: float = 0.0  # of wall_s, in start_session
 
 
 def task_text(inst: SweInstance) -> str:
@@ -210,7 +212,9 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     store = SQLiteEventStore(state_dir / "events.sqlite")
     registry = default_registry()
     settings = eval_settings(settings, inst, env)
+    session_start = time.monotonic()
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
+    started = time.monotonic() - session_start
     toolchain = task_toolchain(env, repo)
     pycache = state_dir / "pycache"
     pycache.mkdir(exist_ok=True)
@@ -218,12 +222,15 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     toolchain.env["PYTHONPYCACHEPREFIX"] = str(pycache)
     runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
     workspace = runner.ctx.workspace
-    precompile(workspace, env, pycache)
-    notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback)]
-    left = undo_generated(workspace, repo)
-    if left:
-        notes.append("the install changed: " + ", ".join(left[:5]))
-    state = runner.run()
+    try:
+        precompile(workspace, env, pycache)
+        notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback)]
+        left = undo_generated(workspace, repo)
+        if left:
+            notes.append("the install changed: " + ", ".join(left[:5]))
+        state = runner.run()
+    finally:
+        end_run(runner.ctx)
     events = [e.event for e in store.read(sid)]
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
     verified = [e for e in events if isinstance(e, VerificationRan)]
@@ -236,4 +243,5 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
         sandbox=runner.ctx.sandbox.name,
         finish_blocked=sum(1 for c in calls if c.name == "finish" and not c.ok),
         verify_s=sum(e.seconds for e in verified), note="; ".join(n for n in notes if n),
+        start_s=started,
     )

@@ -1,12 +1,18 @@
-"""Fresh checkouts of a task's repository at its base commit, from a local bare mirror."""
+"""Checkouts of a task's repository at its base commit, from a local bare mirror: fresh
+ones (the judge's) and a reused one per repository (the agent's, so its index stays warm)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
+from codeloop.index.service import discard_index
 
 # Git run by codeloop on the host never runs repository-provided hooks or helpers (SECURITY.md 11).
 SAFE_GIT = (
@@ -57,6 +63,59 @@ def checkout(mirror: Path, commit: str, dest: Path) -> Path:
     git("clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(dest))
     git("checkout", "--quiet", "--detach", commit, cwd=dest)
     return dest
+
+
+def refresh_checkout(mirror: Path, commit: str, dest: Path) -> Path:
+    """Make `dest` exactly `commit` of `mirror`, nothing else in it: the checkout already there
+    is moved (git rewrites only the files that differ, so its index updates incrementally);
+    one that cannot be reused, or is not clean afterwards, is cloned afresh."""
+    if _borrows_from(dest, mirror):
+        try:
+            # A fresh clone would see the mirror's current tags (version tools read them).
+            git("fetch", "--quiet", "--force", "--tags", "--no-write-fetch-head", "origin",
+                cwd=dest)
+            git("checkout", "--quiet", "--force", "--detach", commit, cwd=dest)
+            # -ff: nested repositories too; -x: ignored build artefacts of the last install.
+            git("clean", "-ffdxq", cwd=dest)
+            left = git("status", "--porcelain", "--ignored", "--untracked-files=all",
+                       cwd=dest).stdout
+            if not left.strip():
+                return dest
+        except CheckoutError:
+            pass  # a damaged checkout (a lock left by a killed git, say): start again
+    return checkout(mirror, commit, dest)
+
+
+def _borrows_from(dest: Path, mirror: Path) -> bool:
+    """Whether `dest` is a clone made by `checkout` from this very mirror."""
+    alternates = dest / ".git" / "objects" / "info" / "alternates"
+    try:
+        lines = alternates.read_text("utf-8").split()
+    except OSError:
+        return False
+    objects = os.path.realpath(mirror / "objects")
+    return [os.path.realpath(line) for line in lines] == [objects]
+
+
+@contextmanager
+def task_checkout(mirror: Path, commit: str, home: Path, scratch: Path) -> Iterator[Path]:
+    """The agent's checkout of `commit`: the reused one at `home` when this process can lock
+    it, else (another process works in it) a fresh one under `scratch`, whose index is
+    deleted afterwards."""
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with (home.parent / f"{home.name}.lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass
+        else:
+            yield refresh_checkout(mirror, commit, home)
+            return
+    fresh = checkout(mirror, commit, scratch)
+    try:
+        yield fresh
+    finally:
+        discard_index(fresh)
 
 
 def apply_patch(repo: Path, patch: str, label: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from codeloop.config import Settings
 from codeloop.errors import CodeloopError
 from codeloop.eval.swebench.agent import run_agent
-from codeloop.eval.swebench.checkout import apply_patch, checkout
+from codeloop.eval.swebench.checkout import apply_patch
 from codeloop.eval.swebench.envs import EnvUnavailable, TaskEnv
 from codeloop.eval.swebench.harness import NO_FAIL_TO_PASS, Bench
 from codeloop.eval.swebench.instances import SweInstance
@@ -46,6 +46,8 @@ class InstanceResult:
     finish_blocked: int = 0
     verify_s: float = 0.0
     agent_note: str = ""
+    # start_session: the repository's index (cold on a new checkout) and the repo map.
+    session_start_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -147,31 +149,40 @@ class Evaluation:
                excluded: frozenset[str]) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="codeloop-swe-", dir=self.work_dir))
         try:
-            repo = checkout(self.bench.mirror(inst), inst.base_commit, tmp / "repo")
-            prepared = env.prepare(repo)
-            if not prepared.ok:
-                result.reason = f"installing the project failed: {prepared.tail(3)}"
+            with self.bench.agent_checkout(inst, tmp / "repo") as repo:
+                diff = self._run_agent(inst, env, result, repo, tmp / "session")
+            if diff is None:
                 return
-            apply_patch(repo, inst.test_patch, "test patch")
-            model = self.factory(inst, _reader(repo))
-            result.model = model.name
-            run = run_agent(inst, model, repo, env, tmp / "session", self.settings)
-            result.session_status = run.status
-            result.steps, result.tool_calls = run.steps, run.tool_calls
-            result.failed_tool_calls, result.edits = run.failed_tool_calls, run.edits
-            result.agent_s = round(run.wall_s, 2)
-            result.sandbox, result.finish_blocked = run.sandbox, run.finish_blocked
-            result.verify_s, result.agent_note = round(run.verify_s, 2), run.note
-            result.diff_lines = run.diff.count("\n")
-            if not run.diff.strip():
+            if not diff.strip():
                 result.outcome, result.reason = "not_resolved", "the session changed nothing"
                 return
-            verdict = self.bench.judge(inst, env, run.diff, excluded)
+            verdict = self.bench.judge(inst, env, diff, excluded)
             result.judge_s = round(verdict.seconds, 2)
             result.outcome = "resolved" if verdict.resolved else "not_resolved"
             result.reason = verdict.reason
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _run_agent(self, inst: SweInstance, env: TaskEnv, result: InstanceResult, repo: Path,
+                   state_dir: Path) -> str | None:
+        """Install the project into the checkout, apply the test patch and run the session;
+        its diff, or None (with the reason in `result`) when the install fails."""
+        prepared = env.prepare(repo)
+        if not prepared.ok:
+            result.reason = f"installing the project failed: {prepared.tail(3)}"
+            return None
+        apply_patch(repo, inst.test_patch, "test patch")
+        model = self.factory(inst, _reader(repo))
+        result.model = model.name
+        run = run_agent(inst, model, repo, env, state_dir, self.settings)
+        result.session_status = run.status
+        result.steps, result.tool_calls = run.steps, run.tool_calls
+        result.failed_tool_calls, result.edits = run.failed_tool_calls, run.edits
+        result.agent_s, result.session_start_s = round(run.wall_s, 2), round(run.start_s, 2)
+        result.sandbox, result.finish_blocked = run.sandbox, run.finish_blocked
+        result.verify_s, result.agent_note = round(run.verify_s, 2), run.note
+        result.diff_lines = run.diff.count("\n")
+        return run.diff
 
     @staticmethod
     def _done(result: InstanceResult, start: float) -> InstanceResult:

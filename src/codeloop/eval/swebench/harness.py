@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from codeloop.eval.swebench.checkout import checkout, mirror_path
+from codeloop.eval.swebench.checkout import checkout, mirror_path, task_checkout
 from codeloop.eval.swebench.envs import EnvBuilder, EnvUnavailable, TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.judge import Verdict, grade, judge
@@ -67,9 +68,16 @@ class Bench:
         self.specs = specs
         self.work_dir = work_dir
         self.builder = EnvBuilder(env_cache, rebuild=rebuild_envs)
+        # The agent's checkouts, one per repository, kept between instances and runs.
+        self.checkouts = (work_dir or env_cache) / "checkouts"
 
     def mirror(self, inst: SweInstance) -> Path:
         return mirror_path(self.mirrors, inst.mirror_name)
+
+    def agent_checkout(self, inst: SweInstance, scratch: Path) -> AbstractContextManager[Path]:
+        """The task's repository at its base commit for the agent (see `task_checkout`)."""
+        return task_checkout(self.mirror(inst), inst.base_commit,
+                             self.checkouts / inst.mirror_name, scratch)
 
     def environment(self, inst: SweInstance) -> TaskEnv:
         """The built environment for the task; raises EnvUnavailable with the reason."""

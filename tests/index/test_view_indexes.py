@@ -1,0 +1,126 @@
+"""Indexes made for a workspace's view are deleted when done with, and never pile up."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeloop.cli import main
+from codeloop.index import store
+from codeloop.index.service import RepoIndex, discard_index, open_index, prune_indexes
+from codeloop.workspace.factory import open_workspace
+
+
+def _view(repo: Path, state: Path) -> Path:
+    """A real overlay workspace of `repo`; returns its merged view."""
+    return open_workspace(repo, state).path
+
+
+def _names(cache: Path) -> set[str]:
+    return {p.name for p in store.index_dirs(cache)}
+
+
+def _open_in_a_process_that_dies(view: Path, seed: Path) -> None:
+    """Open the view's index in another process that exits without cleaning up."""
+    code = ("import os, sys; from pathlib import Path; "
+            "from codeloop.index.service import open_index; "
+            "open_index(Path(sys.argv[1]), seed=Path(sys.argv[2])); os._exit(9)")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    proc = subprocess.run([sys.executable, "-c", code, str(view), str(seed)],
+                          env={**os.environ, "PYTHONPATH": src}, capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+
+
+def _seeded(repo: Path) -> None:
+    index = RepoIndex(repo)
+    index.update()
+    index.close()
+
+
+def test_a_view_index_is_seeded_recorded_and_discarded(repo: Path, tmp_path: Path,
+                                                       index_cache_dir: Path) -> None:
+    _seeded(repo)
+    view = _view(repo, tmp_path / "ws")
+    index = open_index(view, seed=repo)
+    assert index.search("apply discount")[0].path == "shop/pricing.py"
+    origin = store.read_origin(index.dir)
+    assert origin == store.Origin(str(view.resolve()), str(repo.resolve()))
+    assert store.read_origin(store.index_dir(repo)) == store.Origin(str(repo.resolve()))
+
+    assert discard_index(view)
+    assert not store.index_dir(view).exists()
+    assert _names(index_cache_dir) == {store.index_dir(repo).name}
+    # Nothing stale stays cached in the process: opening the view again works afresh.
+    again = open_index(view, seed=repo)
+    assert again is not index
+    assert again.find_symbol("ShoppingCart")[0].path == "shop/cart.py"
+    assert not discard_index(tmp_path / "never-indexed")
+
+
+def test_opening_a_view_deletes_views_whose_tree_is_gone(repo: Path, tmp_path: Path,
+                                                         index_cache_dir: Path) -> None:
+    _seeded(repo)
+    crashed = _view(repo, tmp_path / "crashed")
+    _open_in_a_process_that_dies(crashed, repo)
+    left_behind = store.index_dir(crashed)
+    assert store.read_origin(left_behind) == store.Origin(str(crashed), str(repo.resolve()))
+    shutil.rmtree(tmp_path / "crashed")  # as an eval's temp dir or a deleted session goes
+    live = _view(repo, tmp_path / "live")
+    open_index(live, seed=repo)
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    _seeded(other)
+    shutil.rmtree(other)
+    unrecorded = index_cache_dir / "index" / "merged-000000000000"
+    unrecorded.mkdir()
+
+    open_index(_view(repo, tmp_path / "next"), seed=repo)
+    names = _names(index_cache_dir)
+    assert left_behind.name not in names
+    # A repository's own index and an index whose origin is unknown are not views: kept.
+    assert {store.index_dir(live).name, store.index_dir(repo).name,
+            store.index_dir(other).name, unrecorded.name} <= names
+
+
+def test_prune_deletes_what_is_gone_and_never_an_open_index(repo: Path, tmp_path: Path,
+                                                            index_cache_dir: Path) -> None:
+    gone_repo = tmp_path / "checkout"
+    shutil.copytree(repo, gone_repo)
+    _seeded(gone_repo)
+    shutil.rmtree(gone_repo)
+    view = _view(repo, tmp_path / "ws")
+    open_index(view, seed=repo)
+    shutil.rmtree(tmp_path / "ws")  # its tree is gone, but this process still has it open
+    unrecorded = index_cache_dir / "index" / "merged-000000000000"
+    unrecorded.mkdir()
+
+    assert prune_indexes(views_only=True) == []
+    assert prune_indexes(dry_run=True) == [store.index_dir(gone_repo)]
+    assert store.index_dir(gone_repo).exists()
+    assert prune_indexes() == [store.index_dir(gone_repo)]
+    assert prune_indexes(unrecorded=True) == [unrecorded]
+    assert store.index_dir(view).is_dir()
+
+
+def test_index_gc_command_reports_what_it_deleted(repo: Path, tmp_path: Path,
+                                                  index_cache_dir: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    gone_repo = tmp_path / "checkout"
+    shutil.copytree(repo, gone_repo)
+    _seeded(gone_repo)
+    _seeded(repo)
+    shutil.rmtree(gone_repo)
+    assert main(["index-gc", "--dry-run", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert report["removed"] == [str(store.index_dir(gone_repo))] and report["dry_run"]
+    assert report["freed_bytes"] > 0
+    assert store.index_dir(gone_repo).exists()
+    assert main(["index-gc"]) == 0
+    assert "deleted 1 index(es)" in capsys.readouterr().out
+    assert _names(index_cache_dir) == {store.index_dir(repo).name}
