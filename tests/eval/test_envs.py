@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from codeloop.eval.swebench.envs import (
     TaskEnv,
     _build_requires,
     _requirements_at,
+    bootstrap_command,
     offline_reinstall,
     tox_current_env_in_venv,
     with_compiler_cache,
@@ -179,3 +181,26 @@ def test_pip_constraints_keep_every_spec_pin_and_exclude_pytest_cov_that_old_pyt
                 exact = [s.version for s in req.specifier if s.operator == "=="]
                 if req.name in constraints and exact:
                     assert constraints[req.name].contains(exact[0]), pin
+
+
+# The last releases that still install on each Python (PyPI's Requires-Python metadata).
+_LAST_FOR_PYTHON = {
+    "3.6": {"pip": "21.3.1", "setuptools": "59.6.0", "wheel": "0.37.1"},
+    "3.8": {"pip": "24.3.1", "setuptools": "70.3.0", "wheel": "0.45.1"},
+}
+
+
+@pytest.mark.parametrize("python", ["3.6", "3.8", "3.9", "3.10", "3.11"])
+def test_the_pip_bootstrap_keeps_each_tool_to_releases_the_python_can_install(python: str) -> None:
+    from packaging.requirements import Requirement
+
+    command = bootstrap_command(python)
+    assert command.startswith("python -m pip install -U ")
+    caps = {r.name: r.specifier for r in map(Requirement, shlex.split(command)[5:])}
+    assert set(caps) == {"pip", "setuptools", "wheel"}
+    for tool, last in _LAST_FOR_PYTHON.get(python, {}).items():
+        assert caps[tool].contains(last), (tool, last)
+    if python == "3.6":
+        # The wheel releases this machine's local index lists without Requires-Python.
+        assert not caps["wheel"].contains("0.46.3") and not caps["wheel"].contains("0.48.0")
+        assert not caps["pip"].contains("22.0")

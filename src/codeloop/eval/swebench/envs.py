@@ -42,6 +42,14 @@ _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 CCACHE_MASQUERADE = Path("/usr/lib/ccache")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
+# The tools a new virtualenv is upgraded to, per Python version where the newest releases
+# dropped it. This machine's local index lists `wheel` without its Requires-Python, so
+# an old Python's pip picks a wheel release that refuses to install (pydicom 1.x, astropy 1.3).
+_BOOTSTRAP = ("pip<25", "setuptools<71", "wheel")
+_BOOTSTRAP_FOR_PYTHON: dict[str, tuple[str, ...]] = {
+    "3.6": ("pip<22", "setuptools<60", "wheel<0.38"),
+    "3.8": ("pip<25", "setuptools<71", "wheel<0.46"),
+}
 # Packages a repository imports that its pins no longer bring in: docutils 0.21+ stopped
 # shipping the top-level `roman` module that sphinx 3.x's LaTeX builder imports.
 _MISSING_DEPENDENCIES: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("roman",)}
@@ -173,6 +181,12 @@ def tox_current_env_in_venv(test_cmd: str) -> str:
     return f'mkdir -p .tox && ln -sfn "$VIRTUAL_ENV" {link} && {test_cmd}'
 
 
+def bootstrap_command(python: str) -> str:
+    """Upgrade a new virtualenv's pip, setuptools and wheel to releases `python` can run."""
+    tools = _BOOTSTRAP_FOR_PYTHON.get(python, _BOOTSTRAP)
+    return "python -m pip install -U " + " ".join(shlex.quote(t) for t in tools)
+
+
 def _needs_system_packages(command: str) -> bool:
     return "apt-get" in command
 
@@ -238,8 +252,8 @@ class EnvBuilder:
         try:
             self._step(log, f"{shlex.quote(str(interp.path))} -m venv {root / 'venv'}",
                        repo, base_environ(), "create the virtualenv")
-            self._step(log, "python -m pip install -U 'pip<25' 'setuptools<71' wheel",
-                       repo, env.environ(), "bootstrap pip")
+            self._step(log, bootstrap_command(interp.version), repo, env.environ(),
+                       "bootstrap pip")
             for step, label in self._recipe(spec, root, mirror, setup_commit, repo):
                 self._step(log, step, repo, env.environ(), label)
         finally:
