@@ -97,8 +97,18 @@ def test_spec_table_has_the_harness_facts() -> None:
 
 def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools>=40.0", "setuptools-scm", "wheel"]\n')
-    assert _build_requires(tmp_path) == ["setuptools-scm", "wheel"]
+        '[build-system]\nrequires = ["setuptools>=40.0", "setuptools-scm", "wheel",\n'
+        '  "cython==0.29.30", "oldest-supported-numpy", "Oldest_Supported_Numpy; python_version>\'3\'"]\n')
+    # oldest-supported-numpy would replace the spec's numpy pin with the oldest one.
+    assert _build_requires(tmp_path) == ["setuptools-scm", "wheel", "cython==0.29.30"]
+    spec = SPEC.__class__(**{**SPEC.__dict__, "pip_packages": ("numpy==1.25.2", "pytest")})
+    root = tmp_path / "env"
+    root.mkdir()
+    steps = dict((label, step) for step, label in
+                 EnvBuilder(tmp_path)._recipe(spec, root, tmp_path, "HEAD", tmp_path))
+    backend = steps["install the build backend"]
+    assert f"-c {root / 'pins.txt'}" in backend and "oldest" not in backend
+    assert (root / "pins.txt").read_text().split() == ["numpy==1.25.2"]
     (tmp_path / "pyproject.toml").write_text("not toml [")
     assert _build_requires(tmp_path) == []
 

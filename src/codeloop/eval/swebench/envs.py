@@ -50,6 +50,11 @@ _BOOTSTRAP_FOR_PYTHON: dict[str, tuple[str, ...]] = {
     "3.6": ("pip<22", "setuptools<60", "wheel<0.38"),
     "3.8": ("pip<25", "setuptools<71", "wheel<0.46"),
 }
+# Build requirements that only choose what an isolated build compiles against; installed in
+# the environment they replace the spec's pins (oldest-supported-numpy pins numpy==1.19.3 on
+# Python 3.9, under astropy 4.3-5.2's numpy==1.25.2). The reinstall compiles against the
+# environment's own numpy instead.
+_ISOLATED_BUILD_ONLY = frozenset({"oldest-supported-numpy"})
 # Packages a repository imports that its pins no longer bring in: docutils 0.21+ stopped
 # shipping the top-level `roman` module that sphinx 3.x's LaTeX builder imports.
 _MISSING_DEPENDENCIES: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("roman",)}
@@ -264,6 +269,8 @@ class EnvBuilder:
         self, spec: EnvSpec, root: Path, mirror: Path, setup_commit: str, repo: Path,
     ) -> list[tuple[str, str]]:
         steps: list[tuple[str, str]] = []
+        pins = root / "pins.txt"
+        pins.write_text("".join(f"{p}\n" for p in spec.pip_packages if "==" in p))
         if spec.packages == "requirements.txt":
             reqs = root / "requirements.txt"
             reqs.write_text(_requirements_at(mirror, setup_commit, spec.requirements_paths))
@@ -274,8 +281,6 @@ class EnvBuilder:
                 mirror, setup_commit, spec.requirements_paths)) + "\n")
             # The harness creates the conda environment, then pins `pip_packages` over it;
             # resolving the unpinned conda list against those pins keeps them compatible.
-            pins = root / "pins.txt"
-            pins.write_text("".join(f"{p}\n" for p in spec.pip_packages if "==" in p))
             steps.append((_install_each(reqs, f"-c {pins}"),
                           "install the conda environment's packages from PyPI"))
         elif spec.packages:
@@ -291,7 +296,10 @@ class EnvBuilder:
         build_requires = _build_requires(repo)
         if build_requires:
             backend = " ".join(shlex.quote(r) for r in build_requires)
-            steps.append((f"python -m pip install {backend}", "install the build backend"))
+            # Under the spec's pins: the backend's own requirements must not replace them
+            # (setuptools-scm 10 would upgrade xarray's pinned packaging).
+            steps.append((f"python -m pip install -c {pins} {backend}",
+                          "install the build backend"))
         missing = _MISSING_DEPENDENCIES.get(spec.repo, ())
         if missing:
             steps.append((f"python -m pip install {' '.join(missing)}",
@@ -374,4 +382,10 @@ def _build_requires(repo: Path) -> list[str]:
     requires = data.get("build-system", {}).get("requires", [])
     # Our setuptools pin (<71) keeps old setup.py files working; a newer floor would undo it.
     return [r for r in requires
-            if isinstance(r, str) and not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)]
+            if isinstance(r, str) and not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)
+            and _requirement_name(r) not in _ISOLATED_BUILD_ONLY]
+
+
+def _requirement_name(requirement: str) -> str:
+    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
+    return match.group(0).lower().replace("_", "-") if match else ""
