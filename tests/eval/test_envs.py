@@ -214,3 +214,14 @@ def test_the_pip_bootstrap_keeps_each_tool_to_releases_the_python_can_install(py
         # The wheel releases this machine's local index lists without Requires-Python.
         assert not caps["wheel"].contains("0.46.3") and not caps["wheel"].contains("0.48.0")
         assert not caps["pip"].contains("22.0")
+
+
+def test_astropy_versions_with_a_helpers_submodule_install_its_release_first(tmp_path: Path) -> None:
+    for version in ("1.3", "3.0"):
+        astropy = spec_for("astropy/astropy", version)
+        steps = [s for s, _ in EnvBuilder(tmp_path)._recipe(astropy, tmp_path, tmp_path, "HEAD", tmp_path)]
+        helpers = [s for s in steps if "astropy-helpers" in s]
+        assert len(helpers) == 1 and steps.index(helpers[0]) < steps.index(astropy.install)
+    later = spec_for("astropy/astropy", "5.0")
+    steps = [s for s, _ in EnvBuilder(tmp_path)._recipe(later, tmp_path, tmp_path, "HEAD", tmp_path)]
+    assert not any("astropy-helpers" in s for s in steps)

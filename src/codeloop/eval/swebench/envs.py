@@ -55,6 +55,14 @@ _BOOTSTRAP_FOR_PYTHON: dict[str, tuple[str, ...]] = {
 # Python 3.9, under astropy 4.3-5.2's numpy==1.25.2). The reinstall compiles against the
 # environment's own numpy instead.
 _ISOLATED_BUILD_ONLY = frozenset({"oldest-supported-numpy"})
+# Git submodules a checkout from the mirror lacks, and the PyPI releases installed in their
+# place. astropy's setup.py imports `astropy_helpers` from its submodule: ah_bootstrap tries
+# to clone it from GitHub (unreachable here), then takes an installed copy. The releases
+# are the nearest to the submodule commit at each version's environment-setup commit.
+_SUBMODULE_RELEASES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("astropy/astropy", "1.3"): ("astropy-helpers>=3.0,<3.2",),
+    ("astropy/astropy", "3.0"): ("astropy-helpers>=3.2,<4",),
+}
 # Packages a repository imports that its pins no longer bring in: docutils 0.21+ stopped
 # shipping the top-level `roman` module that sphinx 3.x's LaTeX builder imports.
 _MISSING_DEPENDENCIES: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("roman",)}
@@ -291,6 +299,11 @@ class EnvBuilder:
         for command in spec.pre_install:
             if not _needs_system_packages(command):
                 steps.append((command, "pre-install edit"))
+        standins = _SUBMODULE_RELEASES.get((spec.repo, spec.version), ())
+        if standins:
+            listed = " ".join(shlex.quote(p) for p in standins)
+            steps.append((f"python -m pip install {listed}",
+                          "install releases in place of missing git submodules"))
         if spec.install:
             steps.append((spec.install, "install the project"))
         build_requires = _build_requires(repo)
