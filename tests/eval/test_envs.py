@@ -225,3 +225,20 @@ def test_astropy_versions_with_a_helpers_submodule_install_its_release_first(tmp
     later = spec_for("astropy/astropy", "5.0")
     steps = [s for s, _ in EnvBuilder(tmp_path)._recipe(later, tmp_path, tmp_path, "HEAD", tmp_path)]
     assert not any("astropy-helpers" in s for s in steps)
+
+
+@pytest.mark.parametrize(("requires", "legacy"), [
+    ('["setuptools~=62.6", "wheel~=0.37.1"]', True),   # pylint 2.x
+    ('["setuptools<64"]', True),
+    ('["setuptools>=40.0", "setuptools-scm"]', False),
+    ('["setuptools==68.0.0"]', False),
+    ('["setuptools==61.*", "wheel"]', True),
+    ('["setuptools>=40,<70"]', False),
+    ('["hatchling"]', False),
+])
+def test_a_build_pinned_below_setuptools_64_is_reinstalled_as_a_path_entry(
+        tmp_path: Path, requires: str, legacy: bool) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[build-system]\nrequires = {requires}\n")
+    env = TaskEnv(SPEC, tmp_path, "").reinstall_environ(tmp_path)
+    assert (env.get("SETUPTOOLS_ENABLE_FEATURES") == "legacy-editable") is legacy
+    assert env["PIP_CONSTRAINT"]  # the environment's own settings stay

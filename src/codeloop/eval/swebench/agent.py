@@ -173,8 +173,10 @@ def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
     if not command:
         return ""
     venv = env.bin_dir.parent
-    # pip's settings as the environment was built with (the constraints file among them).
-    pip_env = {k: v for k, v in env.environ().items() if k.startswith("PIP_")}
+    # pip's settings as the environment was built with (the constraints file among them),
+    # and setuptools' editable mode for this project.
+    pip_env = {k: v for k, v in env.reinstall_environ(workspace.path).items()
+               if k.startswith(("PIP_", "SETUPTOOLS_"))}
     files = [Path(v) for k, v in pip_env.items() if k == "PIP_CONSTRAINT" and Path(v).is_file()]
     inner = BwrapSandbox(workspace, extra_rw_binds=[venv],
                          extra_ro_binds=[b for b in toolchain.ro_binds if b != venv] + files)

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 from codeloop.errors import CodeloopError
 from codeloop.eval.swebench.checkout import SAFE_GIT
 from codeloop.eval.swebench.condayml import CondaYamlError, pip_requirements
@@ -146,6 +149,10 @@ class TaskEnv:
         env["VIRTUAL_ENV"] = str(self.root / "venv")
         return env
 
+    def reinstall_environ(self, repo: Path) -> dict[str, str]:
+        """The environment for reinstalling the checkout `repo` into this virtualenv."""
+        return {**self.environ(), **editable_mode_environ(repo)}
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the environment alone: the project is reinstalled into it for each checkout,
@@ -162,7 +169,7 @@ class TaskEnv:
             steps.append(reinstall)
         if not steps:
             return ShellResult(0, "", 0.0)
-        return run_shell(" && ".join(steps), repo, self.environ(), REINSTALL_TIMEOUT_S)
+        return run_shell(" && ".join(steps), repo, self.reinstall_environ(repo), REINSTALL_TIMEOUT_S)
 
 
 def offline_reinstall(install: str) -> str:
@@ -383,8 +390,43 @@ def _show(mirror: Path, commit: str, path: str) -> str | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _build_requires(repo: Path) -> list[str]:
-    """The build backend the project declares, needed to reinstall it without isolation."""
+def editable_mode_environ(repo: Path) -> dict[str, str]:
+    """What makes the reinstall put the project on `sys.path` as its own build would.
+
+    Without build isolation our setuptools (64+) installs editable projects through an
+    import hook; a project whose build pins an older setuptools (pylint 2.x: ~=62.6) got a
+    path entry in the harness, and pylint's plugin loader finds its checkers only through
+    `sys.path` (with the hook every checker fails to load and nearly every test fails).
+    """
+    for requirement in _declared_build_requires(repo):
+        if _requirement_name(requirement) == "setuptools" and _capped_below(
+                re.sub(r"^[A-Za-z0-9._-]+\s*", "", requirement.split(";")[0]), _PEP660_SETUPTOOLS):
+            return {"SETUPTOOLS_ENABLE_FEATURES": "legacy-editable"}
+    return {}
+
+
+_PEP660_SETUPTOOLS = Version("64")
+
+
+def _capped_below(specifier: str, limit: Version) -> bool:
+    """Whether `specifier` admits no release from `limit` on (`~=62.6`, `<64`, `==61.*`)."""
+    try:
+        specs = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return False
+    for spec in specs:
+        try:
+            bound = Version(spec.version.removesuffix(".*"))
+        except InvalidVersion:
+            continue
+        if spec.operator in ("==", "===", "~=", "<=") and bound < limit:
+            return True
+        if spec.operator == "<" and bound <= limit:
+            return True
+    return False
+
+
+def _declared_build_requires(repo: Path) -> list[str]:
     pyproject = repo / "pyproject.toml"
     if not pyproject.is_file():
         return []
@@ -393,9 +435,15 @@ def _build_requires(repo: Path) -> list[str]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return []
     requires = data.get("build-system", {}).get("requires", [])
+    return [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
+
+
+def _build_requires(repo: Path) -> list[str]:
+    """The build backend the project declares, needed to reinstall it without isolation."""
+    requires = _declared_build_requires(repo)
     # Our setuptools pin (<71) keeps old setup.py files working; a newer floor would undo it.
     return [r for r in requires
-            if isinstance(r, str) and not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)
+            if not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)
             and _requirement_name(r) not in _ISOLATED_BUILD_ONLY]
 
 
