@@ -19,9 +19,8 @@ from codeloop.eval.swebench.specs import EnvSpec, SpecMissing, spec_for
 class Validation:
     """The environment check: the gold patch must resolve, an empty diff must not.
 
-    Tests that fail under the gold patch only because the network is unreachable here, or
-    that this machine skips, are `excluded` from grading (they cannot say anything about a
-    candidate diff either).
+    Tests that fail under the gold patch only because the network is unreachable here are
+    `excluded` from grading (they cannot say anything about a candidate diff either).
     """
 
     ok: bool
@@ -38,7 +37,7 @@ class Validation:
         if inst.PASS_TO_PASS and len(gold_p2p - gold.network) > len(inst.PASS_TO_PASS) // 2:
             return cls(False, f"{len(gold_p2p)} of {len(inst.PASS_TO_PASS)} PASS_TO_PASS tests "
                               f"fail with the gold patch (e.g. {sorted(gold_p2p)[0]})")
-        excluded = sorted((gold.network & wanted) | gold_p2p | _skipped_here(inst, gold))
+        excluded = sorted((gold.network & wanted) | gold_p2p)
         skip = frozenset(excluded)
         gold_ok = grade(inst, gold.statuses, skip)
         empty_ok = grade(inst, empty.statuses, skip)
@@ -53,14 +52,6 @@ class Validation:
             return cls(False, "resolved without any change: the FAIL_TO_PASS tests that run here "
                               f"pass before the fix{offline}", excluded)
         return cls(True, "", excluded)
-
-
-def _skipped_here(inst: SweInstance, gold: Verdict) -> set[str]:
-    """FAIL_TO_PASS tests the test run skips even with the gold patch: this machine cannot
-    run them (pylint's `needs_two_cores` tests count one CPU from cgroup v1 `cpu.shares`), so
-    they cannot judge a diff either. Only while most FAIL_TO_PASS tests still run."""
-    skipped = {t for t in inst.FAIL_TO_PASS if gold.statuses.get(t) == "SKIPPED"}
-    return skipped if len(skipped) <= len(inst.FAIL_TO_PASS) // 2 else set()
 
 
 NO_FAIL_TO_PASS = "the instance lists no FAIL_TO_PASS tests"
