@@ -18,6 +18,7 @@ from codeloop.eval.swebench.envs import (
     _requirements_at,
     bootstrap_command,
     offline_reinstall,
+    sandboxed_compiler_cache,
     tox_current_env_in_venv,
     with_compiler_cache,
 )
@@ -242,3 +243,16 @@ def test_a_build_pinned_below_setuptools_64_is_reinstalled_as_a_path_entry(
     env = TaskEnv(SPEC, tmp_path, "").reinstall_environ(tmp_path)
     assert (env.get("SETUPTOOLS_ENABLE_FEATURES") == "legacy-editable") is legacy
     assert env["PIP_CONSTRAINT"]  # the environment's own settings stay
+
+
+def test_the_sandboxed_reinstall_gets_the_compiler_cache_when_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sandboxed_compiler_cache(tmp_path / "none") == ({}, None)
+    masquerade = tmp_path / "ccache-links"
+    masquerade.mkdir()
+    (masquerade / "gcc").symlink_to("/usr/bin/ccache")
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "cache"))
+    env, cache_dir = sandboxed_compiler_cache(masquerade)
+    assert cache_dir == tmp_path / "cache" and cache_dir.is_dir()
+    assert env["PATH"].split(":")[0] == str(masquerade)
+    assert env["CCACHE_DIR"] == str(cache_dir) and env["CCACHE_BASEDIR"]

@@ -33,6 +33,7 @@ from codeloop.eval.swebench.condayml import CondaYamlError, pip_requirements
 from codeloop.eval.swebench.interpreters import Interpreter, find_interpreter
 from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.specs import EnvSpec
+from codeloop.sandbox.environment import BASE_PATH
 
 BUILD_TIMEOUT_S = 1800.0
 REINSTALL_TIMEOUT_S = 600.0
@@ -118,6 +119,22 @@ def with_compiler_cache(path: str, env: dict[str, str],
     env["CCACHE_BASEDIR"] = tempfile.gettempdir()
     env["CCACHE_NOHASHDIR"] = "1"
     return f"{masquerade}:{path}"
+
+
+def sandboxed_compiler_cache(masquerade: Path = CCACHE_MASQUERADE
+                             ) -> tuple[dict[str, str], Path | None]:
+    """ccache for a reinstall inside the sandbox: its variables, and the cache directory the
+    sandbox must bind writable (None, and no variables, when ccache is not installed)."""
+    if not (masquerade / "gcc").exists():
+        return {}, None
+    env: dict[str, str] = {}
+    env["PATH"] = with_compiler_cache(BASE_PATH, env, masquerade)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    cache_dir = Path(os.environ.get("CCACHE_DIR")
+                     or (Path(xdg) if xdg else Path.home() / ".cache") / "ccache")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    env["CCACHE_DIR"] = str(cache_dir)
+    return env, cache_dir
 
 
 @dataclass
