@@ -17,6 +17,7 @@ from codeloop.eval.swebench.envs import (
     _build_requires,
     _requirements_at,
     bootstrap_command,
+    compiler_cache_basedir,
     offline_reinstall,
     sandboxed_compiler_cache,
     tox_current_env_in_venv,
@@ -120,7 +121,10 @@ def test_compilers_go_through_ccache_only_when_it_is_installed(tmp_path: Path) -
     assert env == {}
     (tmp_path / "gcc").symlink_to("/usr/bin/ccache")
     assert with_compiler_cache("/usr/bin", env, tmp_path) == f"{tmp_path}:/usr/bin"
-    assert env["CCACHE_NOHASHDIR"] == "1" and env["CCACHE_BASEDIR"]
+    assert env["CCACHE_NOHASHDIR"] == "1"
+    # The checkout's own paths are rewritten relative to it, nothing wider.
+    assert compiler_cache_basedir(env, tmp_path / "repo")["CCACHE_BASEDIR"] == str(tmp_path / "repo")
+    assert compiler_cache_basedir({}, tmp_path / "repo") == {}
 
 
 def test_tox_current_env_runs_inside_the_virtualenv(tmp_path: Path) -> None:
@@ -247,12 +251,12 @@ def test_a_build_pinned_below_setuptools_64_is_reinstalled_as_a_path_entry(
 
 def test_the_sandboxed_reinstall_gets_the_compiler_cache_when_installed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert sandboxed_compiler_cache(tmp_path / "none") == ({}, None)
+    assert sandboxed_compiler_cache(tmp_path, tmp_path / "none") == ({}, None)
     masquerade = tmp_path / "ccache-links"
     masquerade.mkdir()
     (masquerade / "gcc").symlink_to("/usr/bin/ccache")
     monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "cache"))
-    env, cache_dir = sandboxed_compiler_cache(masquerade)
+    env, cache_dir = sandboxed_compiler_cache(tmp_path / "ws", masquerade)
     assert cache_dir == tmp_path / "cache" and cache_dir.is_dir()
     assert env["PATH"].split(":")[0] == str(masquerade)
-    assert env["CCACHE_DIR"] == str(cache_dir) and env["CCACHE_BASEDIR"]
+    assert env["CCACHE_DIR"] == str(cache_dir) and env["CCACHE_BASEDIR"] == str(tmp_path / "ws")

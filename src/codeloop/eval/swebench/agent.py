@@ -184,7 +184,7 @@ def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
                if k.startswith(("PIP_", "SETUPTOOLS_"))}
     files = [Path(v) for k, v in pip_env.items() if k == "PIP_CONSTRAINT" and Path(v).is_file()]
     # C extensions (astropy) compile through the host's ccache, as the judge's reinstalls do.
-    cache_env, cache_dir = sandboxed_compiler_cache()
+    cache_env, cache_dir = sandboxed_compiler_cache(workspace.path)
     pip_env.update(cache_env)
     inner = BwrapSandbox(workspace, extra_rw_binds=[venv, *([cache_dir] if cache_dir else [])],
                          extra_ro_binds=[b for b in toolchain.ro_binds if b != venv] + files)

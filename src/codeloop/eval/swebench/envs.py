@@ -15,7 +15,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
@@ -111,24 +110,34 @@ def with_compiler_cache(path: str, env: dict[str, str],
 
     Each judged checkout reinstalls the project, which for C-extension projects (astropy)
     means compiling it again from identical sources; ccache turns those into cache hits.
-    Paths under the temp dir are rewritten relative, so checkouts in different directories
-    share entries.
+    Where the checkout is known, paths inside it are rewritten relative to it
+    (`compiler_cache_basedir`), so checkouts in different directories share entries.
     """
     if not (masquerade / "gcc").exists():
         return path
-    env["CCACHE_BASEDIR"] = tempfile.gettempdir()
     env["CCACHE_NOHASHDIR"] = "1"
     return f"{masquerade}:{path}"
 
 
-def sandboxed_compiler_cache(masquerade: Path = CCACHE_MASQUERADE
+def compiler_cache_basedir(env: dict[str, str], project: Path) -> dict[str, str]:
+    """`env` with ccache rewriting paths inside `project` relative to it, when ccache is used.
+
+    Only the project's own paths: a wider base (the temp dir) would rewrite the virtualenv's
+    include paths relative to the checkout's depth, which differs between a judged checkout
+    and a session's workspace, and no compile would hit the other's entries.
+    """
+    return {**env, "CCACHE_BASEDIR": str(project)} if "CCACHE_NOHASHDIR" in env else env
+
+
+def sandboxed_compiler_cache(project: Path, masquerade: Path = CCACHE_MASQUERADE
                              ) -> tuple[dict[str, str], Path | None]:
-    """ccache for a reinstall inside the sandbox: its variables, and the cache directory the
-    sandbox must bind writable (None, and no variables, when ccache is not installed)."""
+    """ccache for reinstalling `project` inside the sandbox: its variables, and the cache
+    directory the sandbox must bind writable (None, and no variables, without ccache)."""
     if not (masquerade / "gcc").exists():
         return {}, None
     env: dict[str, str] = {}
     env["PATH"] = with_compiler_cache(BASE_PATH, env, masquerade)
+    env = compiler_cache_basedir(env, project)
     xdg = os.environ.get("XDG_CACHE_HOME")
     cache_dir = Path(os.environ.get("CCACHE_DIR")
                      or (Path(xdg) if xdg else Path.home() / ".cache") / "ccache")
@@ -167,8 +176,8 @@ class TaskEnv:
         return env
 
     def reinstall_environ(self, repo: Path) -> dict[str, str]:
-        """The environment for reinstalling the checkout `repo` into this virtualenv."""
-        return {**self.environ(), **editable_mode_environ(repo)}
+        """The environment for building or reinstalling the checkout `repo` in this virtualenv."""
+        return compiler_cache_basedir({**self.environ(), **editable_mode_environ(repo)}, repo)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -292,7 +301,7 @@ class EnvBuilder:
             self._step(log, bootstrap_command(interp.version), repo, env.environ(),
                        "bootstrap pip")
             for step, label in self._recipe(spec, root, mirror, setup_commit, repo):
-                self._step(log, step, repo, env.environ(), label)
+                self._step(log, step, repo, env.reinstall_environ(repo), label)
         finally:
             log.close()
         return interp
