@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,10 @@ from codeloop.eval.swebench.envs import (
     TaskEnv,
     _build_requires,
     _requirements_at,
+    bootstrap_command,
+    compiler_cache_basedir,
     offline_reinstall,
+    sandboxed_compiler_cache,
     tox_current_env_in_venv,
     with_compiler_cache,
 )
@@ -95,8 +99,18 @@ def test_spec_table_has_the_harness_facts() -> None:
 
 def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools>=40.0", "setuptools-scm", "wheel"]\n')
-    assert _build_requires(tmp_path) == ["setuptools-scm", "wheel"]
+        '[build-system]\nrequires = ["setuptools>=40.0", "setuptools-scm", "wheel",\n'
+        '  "cython==0.29.30", "oldest-supported-numpy", "Oldest_Supported_Numpy; python_version>\'3\'"]\n')
+    # oldest-supported-numpy would replace the spec's numpy pin with the oldest one.
+    assert _build_requires(tmp_path) == ["setuptools-scm", "wheel", "cython==0.29.30"]
+    spec = SPEC.__class__(**{**SPEC.__dict__, "pip_packages": ("numpy==1.25.2", "pytest")})
+    root = tmp_path / "env"
+    root.mkdir()
+    steps = dict((label, step) for step, label in
+                 EnvBuilder(tmp_path)._recipe(spec, root, tmp_path, "HEAD", tmp_path))
+    backend = steps["install the build backend"]
+    assert f"-c {root / 'pins.txt'}" in backend and "oldest" not in backend
+    assert (root / "pins.txt").read_text().split() == ["numpy==1.25.2"]
     (tmp_path / "pyproject.toml").write_text("not toml [")
     assert _build_requires(tmp_path) == []
 
@@ -107,7 +121,10 @@ def test_compilers_go_through_ccache_only_when_it_is_installed(tmp_path: Path) -
     assert env == {}
     (tmp_path / "gcc").symlink_to("/usr/bin/ccache")
     assert with_compiler_cache("/usr/bin", env, tmp_path) == f"{tmp_path}:/usr/bin"
-    assert env["CCACHE_NOHASHDIR"] == "1" and env["CCACHE_BASEDIR"]
+    assert env["CCACHE_NOHASHDIR"] == "1"
+    # The checkout's own paths are rewritten relative to it, nothing wider.
+    assert compiler_cache_basedir(env, tmp_path / "repo")["CCACHE_BASEDIR"] == str(tmp_path / "repo")
+    assert compiler_cache_basedir({}, tmp_path / "repo") == {}
 
 
 def test_tox_current_env_runs_inside_the_virtualenv(tmp_path: Path) -> None:
@@ -179,3 +196,67 @@ def test_pip_constraints_keep_every_spec_pin_and_exclude_pytest_cov_that_old_pyt
                 exact = [s.version for s in req.specifier if s.operator == "=="]
                 if req.name in constraints and exact:
                     assert constraints[req.name].contains(exact[0]), pin
+
+
+# The last releases that still install on each Python (PyPI's Requires-Python metadata).
+_LAST_FOR_PYTHON = {
+    "3.6": {"pip": "21.3.1", "setuptools": "59.6.0", "wheel": "0.37.1"},
+    "3.8": {"pip": "24.3.1", "setuptools": "70.3.0", "wheel": "0.45.1"},
+}
+
+
+@pytest.mark.parametrize("python", ["3.6", "3.8", "3.9", "3.10", "3.11"])
+def test_the_pip_bootstrap_keeps_each_tool_to_releases_the_python_can_install(python: str) -> None:
+    from packaging.requirements import Requirement
+
+    command = bootstrap_command(python)
+    assert command.startswith("python -m pip install -U ")
+    caps = {r.name: r.specifier for r in map(Requirement, shlex.split(command)[5:])}
+    assert set(caps) == {"pip", "setuptools", "wheel"}
+    for tool, last in _LAST_FOR_PYTHON.get(python, {}).items():
+        assert caps[tool].contains(last), (tool, last)
+    if python == "3.6":
+        # The wheel releases this machine's local index lists without Requires-Python.
+        assert not caps["wheel"].contains("0.46.3") and not caps["wheel"].contains("0.48.0")
+        assert not caps["pip"].contains("22.0")
+
+
+def test_astropy_versions_with_a_helpers_submodule_install_its_release_first(tmp_path: Path) -> None:
+    for version in ("1.3", "3.0"):
+        astropy = spec_for("astropy/astropy", version)
+        steps = [s for s, _ in EnvBuilder(tmp_path)._recipe(astropy, tmp_path, tmp_path, "HEAD", tmp_path)]
+        helpers = [s for s in steps if "astropy-helpers" in s]
+        assert len(helpers) == 1 and steps.index(helpers[0]) < steps.index(astropy.install)
+    later = spec_for("astropy/astropy", "5.0")
+    steps = [s for s, _ in EnvBuilder(tmp_path)._recipe(later, tmp_path, tmp_path, "HEAD", tmp_path)]
+    assert not any("astropy-helpers" in s for s in steps)
+
+
+@pytest.mark.parametrize(("requires", "legacy"), [
+    ('["setuptools~=62.6", "wheel~=0.37.1"]', True),   # pylint 2.x
+    ('["setuptools<64"]', True),
+    ('["setuptools>=40.0", "setuptools-scm"]', False),
+    ('["setuptools==68.0.0"]', False),
+    ('["setuptools==61.*", "wheel"]', True),
+    ('["setuptools>=40,<70"]', False),
+    ('["hatchling"]', False),
+])
+def test_a_build_pinned_below_setuptools_64_is_reinstalled_as_a_path_entry(
+        tmp_path: Path, requires: str, legacy: bool) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[build-system]\nrequires = {requires}\n")
+    env = TaskEnv(SPEC, tmp_path, "").reinstall_environ(tmp_path)
+    assert (env.get("SETUPTOOLS_ENABLE_FEATURES") == "legacy-editable") is legacy
+    assert env["PIP_CONSTRAINT"]  # the environment's own settings stay
+
+
+def test_the_sandboxed_reinstall_gets_the_compiler_cache_when_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sandboxed_compiler_cache(tmp_path, tmp_path / "none") == ({}, None)
+    masquerade = tmp_path / "ccache-links"
+    masquerade.mkdir()
+    (masquerade / "gcc").symlink_to("/usr/bin/ccache")
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "cache"))
+    env, cache_dir = sandboxed_compiler_cache(tmp_path / "ws", masquerade)
+    assert cache_dir == tmp_path / "cache" and cache_dir.is_dir()
+    assert env["PATH"].split(":")[0] == str(masquerade)
+    assert env["CCACHE_DIR"] == str(cache_dir) and env["CCACHE_BASEDIR"] == str(tmp_path / "ws")

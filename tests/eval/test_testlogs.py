@@ -48,3 +48,17 @@ def test_sympy_verbose_output() -> None:
     # The last test's line carries the run's "[FAIL]" marker; the test is still read.
     assert statuses["test_issue_10475"] == "ERROR"
     assert len(statuses) == 11
+
+
+def test_pytest_verbose_lines_of_an_old_pytest_without_a_pass_summary() -> None:
+    """pytest 3.3 (astropy 1.3) with `-rA -vv`: passes appear only as per-test lines."""
+    output = (DATA / "pytest33_astropy_7008_empty.txt").read_text()
+    statuses = parse_pytest(output)
+    assert statuses["astropy/constants/tests/test_prior_version.py::test_b_wien"] == "PASSED"
+    assert statuses["astropy/constants/tests/test_prior_version.py::test_context_manager"] == "FAILED"
+    assert len(statuses) == 9
+    newer = parse_pytest("tests/a.py::test_x[a b] PASSED                     [ 50%]\n"
+                         "tests/a.py::test_y FAILED [100%]\n"
+                         "FAILED tests/a.py::test_x[a b] - teardown broke\n")
+    assert newer == {"tests/a.py::test_x[a b]": "FAILED", "tests/a.py::test_x[a": "FAILED",
+                     "tests/a.py::test_y": "FAILED"}

@@ -11,7 +11,12 @@ from pathlib import Path
 
 from codeloop.config import Settings
 from codeloop.eval.swebench.checkout import SAFE_GIT
-from codeloop.eval.swebench.envs import REINSTALL_TIMEOUT_S, TaskEnv, offline_reinstall
+from codeloop.eval.swebench.envs import (
+    REINSTALL_TIMEOUT_S,
+    TaskEnv,
+    offline_reinstall,
+    sandboxed_compiler_cache,
+)
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.procs import run_shell
 from codeloop.events import (
@@ -175,10 +180,15 @@ def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
     if not command:
         return ""
     venv = env.bin_dir.parent
-    # pip's settings as the environment was built with (the constraints file among them).
-    pip_env = {k: v for k, v in env.environ().items() if k.startswith("PIP_")}
+    # pip's settings as the environment was built with (the constraints file among them),
+    # and setuptools' editable mode for this project.
+    pip_env = {k: v for k, v in env.reinstall_environ(workspace.path).items()
+               if k.startswith(("PIP_", "SETUPTOOLS_"))}
     files = [Path(v) for k, v in pip_env.items() if k == "PIP_CONSTRAINT" and Path(v).is_file()]
-    inner = BwrapSandbox(workspace, extra_rw_binds=[venv],
+    # C extensions (astropy) compile through the host's ccache, as the judge's reinstalls do.
+    cache_env, cache_dir = sandboxed_compiler_cache(workspace.path)
+    pip_env.update(cache_env)
+    inner = BwrapSandbox(workspace, extra_rw_binds=[venv, *([cache_dir] if cache_dir else [])],
                          extra_ro_binds=[b for b in toolchain.ro_binds if b != venv] + files)
     result = ToolchainSandbox(inner, toolchain).run(
         command, workspace.path, env=pip_env,

@@ -118,6 +118,25 @@ def task_checkout(mirror: Path, commit: str, home: Path, scratch: Path) -> Itera
         discard_index(fresh)
 
 
+def missing_files(mirror: Path, commit: str) -> list[str]:
+    """Files of `commit` whose content the mirror lacks (a snapshot may leave out its largest
+    objects); `git checkout` skips them with only a message, so a checkout lacks them too."""
+    tree = git("--git-dir", str(mirror), "ls-tree", "-r", "--full-tree", commit, check=False)
+    blobs: list[tuple[str, str]] = []
+    for line in tree.stdout.splitlines():
+        meta, _, path = line.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == "blob":
+            blobs.append((fields[2], path))
+    if not blobs:
+        return []
+    checked = subprocess.run(
+        [*SAFE_GIT, "--git-dir", str(mirror), "cat-file", "--batch-check"],
+        input="".join(f"{sha}\n" for sha, _ in blobs), capture_output=True, text=True, check=False,
+    ).stdout.splitlines()
+    return [path for (_, path), line in zip(blobs, checked, strict=False) if line.endswith(" missing")]
+
+
 def apply_patch(repo: Path, patch: str, label: str) -> None:
     """Apply a unified diff to `repo` as the SWE-bench harness does: git apply, then patch."""
     if not patch.strip():

@@ -15,7 +15,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
@@ -24,12 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 from codeloop.errors import CodeloopError
 from codeloop.eval.swebench.checkout import SAFE_GIT
 from codeloop.eval.swebench.condayml import CondaYamlError, pip_requirements
 from codeloop.eval.swebench.interpreters import Interpreter, find_interpreter
 from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.specs import EnvSpec
+from codeloop.sandbox.environment import BASE_PATH
 
 BUILD_TIMEOUT_S = 1800.0
 REINSTALL_TIMEOUT_S = 600.0
@@ -42,6 +45,27 @@ _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 CCACHE_MASQUERADE = Path("/usr/lib/ccache")
 # Lines of a requirements file the harness leaves out: the project itself and comments.
 _SKIPPED_REQ_PREFIXES = ("-e .", "#", ".[test")
+# The tools a new virtualenv is upgraded to, per Python version where the newest releases
+# dropped it. This machine's local index lists `wheel` without its Requires-Python, so
+# an old Python's pip picks a wheel release that refuses to install (pydicom 1.x, astropy 1.3).
+_BOOTSTRAP = ("pip<25", "setuptools<71", "wheel")
+_BOOTSTRAP_FOR_PYTHON: dict[str, tuple[str, ...]] = {
+    "3.6": ("pip<22", "setuptools<60", "wheel<0.38"),
+    "3.8": ("pip<25", "setuptools<71", "wheel<0.46"),
+}
+# Build requirements that only choose what an isolated build compiles against; installed in
+# the environment they replace the spec's pins (oldest-supported-numpy pins numpy==1.19.3 on
+# Python 3.9, under astropy 4.3-5.2's numpy==1.25.2). The reinstall compiles against the
+# environment's own numpy instead.
+_ISOLATED_BUILD_ONLY = frozenset({"oldest-supported-numpy"})
+# Git submodules a checkout from the mirror lacks, and the PyPI releases installed in their
+# place. astropy's setup.py imports `astropy_helpers` from its submodule: ah_bootstrap tries
+# to clone it from GitHub (unreachable here), then takes an installed copy. The releases
+# are the nearest to the submodule commit at each version's environment-setup commit.
+_SUBMODULE_RELEASES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("astropy/astropy", "1.3"): ("astropy-helpers>=3.0,<3.2",),
+    ("astropy/astropy", "3.0"): ("astropy-helpers>=3.2,<4",),
+}
 # Packages a repository imports that its pins no longer bring in: docutils 0.21+ stopped
 # shipping the top-level `roman` module that sphinx 3.x's LaTeX builder imports.
 _MISSING_DEPENDENCIES: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("roman",)}
@@ -86,14 +110,40 @@ def with_compiler_cache(path: str, env: dict[str, str],
 
     Each judged checkout reinstalls the project, which for C-extension projects (astropy)
     means compiling it again from identical sources; ccache turns those into cache hits.
-    Paths under the temp dir are rewritten relative, so checkouts in different directories
-    share entries.
+    Where the checkout is known, paths inside it are rewritten relative to it
+    (`compiler_cache_basedir`), so checkouts in different directories share entries.
     """
     if not (masquerade / "gcc").exists():
         return path
-    env["CCACHE_BASEDIR"] = tempfile.gettempdir()
     env["CCACHE_NOHASHDIR"] = "1"
     return f"{masquerade}:{path}"
+
+
+def compiler_cache_basedir(env: dict[str, str], project: Path) -> dict[str, str]:
+    """`env` with ccache rewriting paths inside `project` relative to it, when ccache is used.
+
+    Only the project's own paths: a wider base (the temp dir) would rewrite the virtualenv's
+    include paths relative to the checkout's depth, which differs between a judged checkout
+    and a session's workspace, and no compile would hit the other's entries.
+    """
+    return {**env, "CCACHE_BASEDIR": str(project)} if "CCACHE_NOHASHDIR" in env else env
+
+
+def sandboxed_compiler_cache(project: Path, masquerade: Path = CCACHE_MASQUERADE
+                             ) -> tuple[dict[str, str], Path | None]:
+    """ccache for reinstalling `project` inside the sandbox: its variables, and the cache
+    directory the sandbox must bind writable (None, and no variables, without ccache)."""
+    if not (masquerade / "gcc").exists():
+        return {}, None
+    env: dict[str, str] = {}
+    env["PATH"] = with_compiler_cache(BASE_PATH, env, masquerade)
+    env = compiler_cache_basedir(env, project)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    cache_dir = Path(os.environ.get("CCACHE_DIR")
+                     or (Path(xdg) if xdg else Path.home() / ".cache") / "ccache")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    env["CCACHE_DIR"] = str(cache_dir)
+    return env, cache_dir
 
 
 @dataclass
@@ -125,6 +175,10 @@ class TaskEnv:
         env["VIRTUAL_ENV"] = str(self.root / "venv")
         return env
 
+    def reinstall_environ(self, repo: Path) -> dict[str, str]:
+        """The environment for building or reinstalling the checkout `repo` in this virtualenv."""
+        return compiler_cache_basedir({**self.environ(), **editable_mode_environ(repo)}, repo)
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the environment alone: the project is reinstalled into it for each checkout,
@@ -141,7 +195,7 @@ class TaskEnv:
             steps.append(reinstall)
         if not steps:
             return ShellResult(0, "", 0.0)
-        return run_shell(" && ".join(steps), repo, self.environ(), REINSTALL_TIMEOUT_S)
+        return run_shell(" && ".join(steps), repo, self.reinstall_environ(repo), REINSTALL_TIMEOUT_S)
 
 
 def offline_reinstall(install: str) -> str:
@@ -171,6 +225,12 @@ def tox_current_env_in_venv(test_cmd: str) -> str:
         return test_cmd
     link = shlex.quote(f".tox/{match.group(1)}")
     return f'mkdir -p .tox && ln -sfn "$VIRTUAL_ENV" {link} && {test_cmd}'
+
+
+def bootstrap_command(python: str) -> str:
+    """Upgrade a new virtualenv's pip, setuptools and wheel to releases `python` can run."""
+    tools = _BOOTSTRAP_FOR_PYTHON.get(python, _BOOTSTRAP)
+    return "python -m pip install -U " + " ".join(shlex.quote(t) for t in tools)
 
 
 def _needs_system_packages(command: str) -> bool:
@@ -238,10 +298,10 @@ class EnvBuilder:
         try:
             self._step(log, f"{shlex.quote(str(interp.path))} -m venv {root / 'venv'}",
                        repo, base_environ(), "create the virtualenv")
-            self._step(log, "python -m pip install -U 'pip<25' 'setuptools<71' wheel",
-                       repo, env.environ(), "bootstrap pip")
+            self._step(log, bootstrap_command(interp.version), repo, env.environ(),
+                       "bootstrap pip")
             for step, label in self._recipe(spec, root, mirror, setup_commit, repo):
-                self._step(log, step, repo, env.environ(), label)
+                self._step(log, step, repo, env.reinstall_environ(repo), label)
         finally:
             log.close()
         return interp
@@ -250,6 +310,8 @@ class EnvBuilder:
         self, spec: EnvSpec, root: Path, mirror: Path, setup_commit: str, repo: Path,
     ) -> list[tuple[str, str]]:
         steps: list[tuple[str, str]] = []
+        pins = root / "pins.txt"
+        pins.write_text("".join(f"{p}\n" for p in spec.pip_packages if "==" in p))
         if spec.packages == "requirements.txt":
             reqs = root / "requirements.txt"
             reqs.write_text(_requirements_at(mirror, setup_commit, spec.requirements_paths))
@@ -260,8 +322,6 @@ class EnvBuilder:
                 mirror, setup_commit, spec.requirements_paths)) + "\n")
             # The harness creates the conda environment, then pins `pip_packages` over it;
             # resolving the unpinned conda list against those pins keeps them compatible.
-            pins = root / "pins.txt"
-            pins.write_text("".join(f"{p}\n" for p in spec.pip_packages if "==" in p))
             steps.append((_install_each(reqs, f"-c {pins}"),
                           "install the conda environment's packages from PyPI"))
         elif spec.packages:
@@ -272,12 +332,20 @@ class EnvBuilder:
         for command in spec.pre_install:
             if not _needs_system_packages(command):
                 steps.append((command, "pre-install edit"))
+        standins = _SUBMODULE_RELEASES.get((spec.repo, spec.version), ())
+        if standins:
+            listed = " ".join(shlex.quote(p) for p in standins)
+            steps.append((f"python -m pip install {listed}",
+                          "install releases in place of missing git submodules"))
         if spec.install:
             steps.append((spec.install, "install the project"))
         build_requires = _build_requires(repo)
         if build_requires:
             backend = " ".join(shlex.quote(r) for r in build_requires)
-            steps.append((f"python -m pip install {backend}", "install the build backend"))
+            # Under the spec's pins: the backend's own requirements must not replace them
+            # (setuptools-scm 10 would upgrade xarray's pinned packaging).
+            steps.append((f"python -m pip install -c {pins} {backend}",
+                          "install the build backend"))
         missing = _MISSING_DEPENDENCIES.get(spec.repo, ())
         if missing:
             steps.append((f"python -m pip install {' '.join(missing)}",
@@ -348,8 +416,43 @@ def _show(mirror: Path, commit: str, path: str) -> str | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _build_requires(repo: Path) -> list[str]:
-    """The build backend the project declares, needed to reinstall it without isolation."""
+def editable_mode_environ(repo: Path) -> dict[str, str]:
+    """What makes the reinstall put the project on `sys.path` as its own build would.
+
+    Without build isolation our setuptools (64+) installs editable projects through an
+    import hook; a project whose build pins an older setuptools (pylint 2.x: ~=62.6) got a
+    path entry in the harness, and pylint's plugin loader finds its checkers only through
+    `sys.path` (with the hook every checker fails to load and nearly every test fails).
+    """
+    for requirement in _declared_build_requires(repo):
+        if _requirement_name(requirement) == "setuptools" and _capped_below(
+                re.sub(r"^[A-Za-z0-9._-]+\s*", "", requirement.split(";")[0]), _PEP660_SETUPTOOLS):
+            return {"SETUPTOOLS_ENABLE_FEATURES": "legacy-editable"}
+    return {}
+
+
+_PEP660_SETUPTOOLS = Version("64")
+
+
+def _capped_below(specifier: str, limit: Version) -> bool:
+    """Whether `specifier` admits no release from `limit` on (`~=62.6`, `<64`, `==61.*`)."""
+    try:
+        specs = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return False
+    for spec in specs:
+        try:
+            bound = Version(spec.version.removesuffix(".*"))
+        except InvalidVersion:
+            continue
+        if spec.operator in ("==", "===", "~=", "<=") and bound < limit:
+            return True
+        if spec.operator == "<" and bound <= limit:
+            return True
+    return False
+
+
+def _declared_build_requires(repo: Path) -> list[str]:
     pyproject = repo / "pyproject.toml"
     if not pyproject.is_file():
         return []
@@ -358,6 +461,18 @@ def _build_requires(repo: Path) -> list[str]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return []
     requires = data.get("build-system", {}).get("requires", [])
+    return [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
+
+
+def _build_requires(repo: Path) -> list[str]:
+    """The build backend the project declares, needed to reinstall it without isolation."""
+    requires = _declared_build_requires(repo)
     # Our setuptools pin (<71) keeps old setup.py files working; a newer floor would undo it.
     return [r for r in requires
-            if isinstance(r, str) and not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)]
+            if not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)
+            and _requirement_name(r) not in _ISOLATED_BUILD_ONLY]
+
+
+def _requirement_name(requirement: str) -> str:
+    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
+    return match.group(0).lower().replace("_", "-") if match else ""

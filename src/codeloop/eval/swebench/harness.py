@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from codeloop.eval.swebench.checkout import checkout, mirror_path, task_checkout
+from codeloop.eval.swebench.checkout import checkout, mirror_path, missing_files, task_checkout
 from codeloop.eval.swebench.envs import EnvBuilder, EnvUnavailable, TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.judge import Verdict, grade, judge
@@ -56,6 +56,15 @@ class Validation:
 
 
 NO_FAIL_TO_PASS = "the instance lists no FAIL_TO_PASS tests"
+
+
+def _missing_note(mirror: Path, commit: str) -> str:
+    """Why a check may have failed that no environment fix can change: files the mirror lacks
+    (astropy 5.1+ reads its IERS-B table at import; without it every test errors)."""
+    missing = missing_files(mirror, commit)
+    if not missing:
+        return ""
+    return f"; the mirror lacks {len(missing)} file(s) of the commit: {', '.join(missing[:3])}"
 
 
 class Bench:
@@ -110,6 +119,8 @@ class Bench:
             gold = self.judge(inst, env, inst.patch)
             empty = self.judge(inst, env, "")
             result = Validation.from_runs(inst, gold, empty)
+            if not result.ok:
+                result.problem += _missing_note(self.mirror(inst), inst.base_commit)
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps(asdict(result)), "utf-8")
         return result

@@ -27,11 +27,21 @@ def _pytest_test_id(rest: str) -> str:
     return rest.split(" - ", 1)[0].strip() if "[" in first else first
 
 
+# `pytest -v` per-test lines, `path::name STATUS` (then a percentage or nothing). pytest
+# before 3.6 (astropy 1.3's 3.3) prints no summary line for passed tests even with `-rA`.
+_PYTEST_VERBOSE = re.compile(r"^(\S+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?:\s+\[[ \d]+%\])?$")
+
+
 def parse_pytest(output: str) -> dict[str, Status]:
-    """Statuses from the `short test summary info` lines that `pytest -rA` prints."""
+    """Statuses from the `short test summary info` lines that `pytest -rA` prints, and from
+    `-v` per-test lines (which the summary, printed last, overrides)."""
     statuses: dict[str, Status] = {}
     for raw in output.splitlines():
         line = _ANSI.sub("", raw).rstrip()
+        verbose = _PYTEST_VERBOSE.match(line)
+        if verbose:
+            statuses[verbose.group(1)] = verbose.group(2)  # type: ignore[assignment]
+            continue
         word, _, rest = line.partition(" ")
         if word not in _PYTEST_STATUSES or not rest or rest.startswith("["):
             continue  # "SKIPPED [1] file:line: reason" names no test id
