@@ -38,7 +38,7 @@ from codeloop.eval.swebench.checkout import apply_patch
 from codeloop.eval.swebench.harness import Bench
 from codeloop.eval.swebench.instances import SweInstance, load_instances
 from codeloop.index import store
-from codeloop.index.service import forget_open_indexes
+from codeloop.index.registry import forget_open_indexes
 from codeloop.session.setup import start_session
 from codeloop.session.store import SQLiteEventStore
 from codeloop.tools.defaults import default_registry

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.index.service import forget_open_indexes
+from codeloop.index.registry import forget_open_indexes
 
 
 @pytest.fixture(autouse=True)

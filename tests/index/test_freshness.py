@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from codeloop.index.service import RepoIndex, open_index
+from codeloop.index.registry import open_index
+from codeloop.index.service import RepoIndex
 from codeloop.index.watch import IndexWatcher
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from codeloop.cli import main
 from codeloop.index import store
-from codeloop.index.service import RepoIndex, discard_index, open_index, prune_indexes
+from codeloop.index.registry import discard_index, open_index, prune_indexes
+from codeloop.index.service import RepoIndex
 from codeloop.workspace.factory import open_workspace
 
 
@@ -29,7 +30,7 @@ def _names(cache: Path) -> set[str]:
 def _open_in_a_process_that_dies(view: Path, seed: Path) -> None:
     """Open the view's index in another process that exits without cleaning up."""
     code = ("import os, sys; from pathlib import Path; "
-            "from codeloop.index.service import open_index; "
+            "from codeloop.index.registry import open_index; "
             "open_index(Path(sys.argv[1]), seed=Path(sys.argv[2])); os._exit(9)")
     src = str(Path(__file__).resolve().parents[2] / "src")
     proc = subprocess.run([sys.executable, "-c", code, str(view), str(seed)],

@@ -9,7 +9,7 @@ import pytest
 
 from codeloop.cli import main
 from codeloop.index import store
-from codeloop.index.service import open_index
+from codeloop.index.registry import open_index
 from codeloop.session.cleanup import end_run
 from tests.cli.test_cli import cli
 from tests.session.helpers import call, make_repo, new_session, scripted, turn

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from codeloop.index import store
-from codeloop.index.service import prune_indexes
+from codeloop.index.registry import prune_indexes
 
 console = Console(highlight=False)
 

@@ -7,6 +7,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
 from codeloop.index.service import RepoIndex
@@ -44,8 +45,10 @@ class Focus:
     identifiers: set[str] = field(default_factory=set)
 
 
+@lru_cache(maxsize=32)
 def without_reports(text: str) -> str:
-    """`text` without pasted environment reports: version dumps and lines of pins."""
+    """`text` without pasted environment reports: version dumps and lines of pins (cached:
+    the context builder, the ranker and the focus each clean the same task text)."""
     text = _DETAILS.sub(lambda m: "" if _is_report(m.group(0)) else m.group(0), text)
     start = _REPORT_START.search(text)
     if start is not None:
@@ -131,8 +134,9 @@ def focus_of(index: RepoIndex, text: str) -> Focus:
     return focus
 
 
-def _components(paths: list[str]) -> dict[str, list[str]]:
-    """Each folder or file-stem name (lower case) of the code files to the files under it."""
+def _components(paths: list[str]) -> tuple[dict[str, list[str]], int]:
+    """Each folder or file-stem name (lower case) of the code files to the files under it,
+    and how many files there are."""
     out: dict[str, list[str]] = defaultdict(list)
     for p in paths:
         if detect_language(p) in PROSE_LANGUAGES:
@@ -141,14 +145,13 @@ def _components(paths: list[str]) -> dict[str, list[str]]:
         for part in {c.lower() for c in stem.split("/")}:
             if len(part) >= 3 and part not in _GENERIC_COMPONENTS:
                 out[part].append(p)
-    return dict(out)
+    return dict(out), max(len(paths), 1)
 
 
 def path_term_files(index: RepoIndex, text: str) -> list[str]:
     """Code files under folders or with stems the text names as words, rarest names first
     (each name weighs its inverse document frequency over the repository's code files)."""
-    components = index.memo("path_components", lambda: _components(index.paths()))
-    total = max(len(index.paths()), 1)
+    components, total = index.memo("path_components", lambda: _components(index.paths()))
     words = {w.lower() for w in _PATH_WORD.findall(text)}
     score: dict[str, float] = defaultdict(float)
     for word in words:

@@ -80,8 +80,8 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None
             fused[path] += WEIGHTS[name] / (RRF_K + position + 1)
     for name, scores in (("files", file_scores), ("chunks", best_chunk)):
         top = max(scores.values(), default=0.0)
-        for path, score in scores.items():
-            if top > 0:
+        if top > 0:
+            for path, score in scores.items():
                 fused[path] += SCORE_WEIGHTS[name] * score / top
     for path in fused:
         fused[path] *= prior(path)

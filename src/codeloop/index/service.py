@@ -15,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import shutil
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -595,87 +593,3 @@ def _record_origin(directory: Path, root: Path, seed: Path | None) -> None:
 
 def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-_OPEN: dict[tuple[Path, Path | None], RepoIndex] = {}
-_OPEN_LOCK = threading.Lock()
-
-
-def open_index(root: Path, cache: Path | None = None, seed: Path | None = None) -> RepoIndex:
-    """The index for `root`, opened once per process and path (and brought up to date).
-
-    `seed` is a tree `root` was copied from (a workspace's source repository): if `root` has
-    no index yet and `seed` has one, it is copied first, so only the files that differ are
-    parsed (copies keep modification times; paths in the index are relative). Opening a new
-    view also deletes the indexes of views whose tree is gone (left by a crashed process)."""
-    key = (root.resolve(), cache if cache is not None else store.cache_root())
-    with _OPEN_LOCK:
-        index = _OPEN.get(key)
-        if index is None:
-            target = store.index_dir(root, key[1])
-            source = store.index_dir(seed, key[1]) if seed is not None else None
-            if seed is not None and not target.exists():
-                _prune_locked(key[1], views_only=True, unrecorded=False)
-            if source is not None and source.is_dir() and not target.exists():
-                shutil.copytree(source, target)
-            index = RepoIndex(root, key[1], background_sweeps=True, seed=seed)
-            index.update()
-            _OPEN[key] = index
-        return index
-
-
-def discard_index(root: Path, cache: Path | None = None) -> bool:
-    """Close `root`'s index if this process has it open and delete its directory; True if
-    there was one. For a workspace's view once its session is done with it."""
-    key = (root.resolve(), cache if cache is not None else store.cache_root())
-    with _OPEN_LOCK:
-        index = _OPEN.pop(key, None)
-        if index is not None:
-            with contextlib.suppress(sqlite3.Error):
-                index.close()
-        target = store.index_dir(root, key[1])
-        if not target.is_dir():
-            return False
-        shutil.rmtree(target, ignore_errors=True)
-        return True
-
-
-def prune_indexes(cache: Path | None = None, *, views_only: bool = False,
-                  unrecorded: bool = False, dry_run: bool = False) -> list[Path]:
-    """Delete the index directories whose tree no longer exists; returns them.
-
-    `views_only` keeps repositories' own indexes (a repository on an unmounted disk comes
-    back); `unrecorded` also deletes directories that do not say what they index (made
-    before origins were recorded: only safe when no older codeloop process is running).
-    An index this process has open is never deleted."""
-    with _OPEN_LOCK:
-        return _prune_locked(cache if cache is not None else store.cache_root(),
-                             views_only=views_only, unrecorded=unrecorded, dry_run=dry_run)
-
-
-def _prune_locked(cache: Path, *, views_only: bool, unrecorded: bool,
-                  dry_run: bool = False) -> list[Path]:
-    in_use = {index.dir.name for (_root, c), index in _OPEN.items() if c == cache}
-    removed: list[Path] = []
-    for directory in store.index_dirs(cache):
-        if directory.name in in_use:
-            continue
-        origin = store.read_origin(directory)
-        if origin is None:
-            gone = unrecorded
-        else:
-            gone = (origin.is_view or not views_only) and not Path(origin.root).is_dir()
-        if gone:
-            if not dry_run:
-                shutil.rmtree(directory, ignore_errors=True)
-            removed.append(directory)
-    return removed
-
-
-def forget_open_indexes() -> None:
-    """Close every cached index (tests, and processes that change CODELOOP_CACHE_DIR)."""
-    with _OPEN_LOCK:
-        for index in _OPEN.values():
-            with contextlib.suppress(sqlite3.Error):
-                index.close()
-        _OPEN.clear()

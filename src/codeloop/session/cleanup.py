@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from codeloop.index.service import discard_index
+from codeloop.index.registry import discard_index
 from codeloop.tools.base import ToolContext
 from codeloop.workspace.base import Workspace
 

@@ -9,7 +9,8 @@ from pydantic import Field
 from codeloop.context.budget import fit_text
 from codeloop.context.repomap import build_repo_map
 from codeloop.context.retrieval import number_lines
-from codeloop.index.service import RepoIndex, open_index
+from codeloop.index.registry import open_index
+from codeloop.index.service import RepoIndex
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
 from codeloop.tools.visibility import visible
 

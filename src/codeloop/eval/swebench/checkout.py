@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
-from codeloop.index.service import discard_index
+from codeloop.index.registry import discard_index
 
 # Git run by codeloop on the host never runs repository-provided hooks or helpers (SECURITY.md 11).
 SAFE_GIT = (
