@@ -3,7 +3,7 @@
 Six signals, fused by weighted reciprocal rank: BM25 over whole files, BM25 over chunks
 (best chunk per file), files the text names or that define identifiers it names, PageRank
 over the reference graph personalised to those files, path components the text names, and
-how often recent commits changed the lexical candidates.
+the files that past commits with messages like the text's title changed.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from functools import lru_cache
 from codeloop.index import embeddings
 from codeloop.index.focus import Focus, focus_of, path_term_files, without_reports
 from codeloop.index.graph import pagerank
+from codeloop.index.history import title_of
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
 from codeloop.index.service import ChunkHit, RepoIndex
 
 RRF_K = 20.0
 LEXICAL_DEPTH = 200
-_HISTORY_POOL = 200  # lexical candidates the change history may reorder
 
 WEIGHTS = {"files": 0.5, "chunks": 1.0, "mentions": 0.5, "pagerank": 0.5, "paths": 1.0,
-           "history": 1.0}
+           "history": 1.5}
 # Reciprocal rank keeps only the order of a list; a file whose BM25 score stands far above
 # the rest also gets a share of its score relative to the best (on the localisation
 # benchmark this lifted recall@1 by 0.03 without costing recall@5).
@@ -70,10 +70,11 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None
     order = ranks.argsort()[::-1][:LEXICAL_DEPTH]
     lists["pagerank"] = [graph.paths[i] for i in order if ranks[i] > 0]
     lists["paths"] = path_term_files(index, text)[:LEXICAL_DEPTH]
-    changes = index.recent_changes()
-    pool = {*lists["files"][:_HISTORY_POOL], *lists["chunks"][:_HISTORY_POOL], *focus.files}
-    lists["history"] = sorted((p for p in pool if changes.get(p)),
-                              key=lambda p: (-changes[p], p))
+    # The title, not the whole text: commit subjects are short, and an issue's body (code,
+    # output) matched unrelated commits on the benchmark.
+    votes = index.commit_search().files_for(title_of(text))
+    present = index.memo("path_set", lambda: frozenset(index.paths()))
+    lists["history"] = sorted((p for p in votes if p in present), key=lambda p: (-votes[p], p))
     fused: dict[str, float] = defaultdict(float)
     for name, ranked in lists.items():
         for position, path in enumerate(ranked):

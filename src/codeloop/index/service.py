@@ -27,7 +27,7 @@ from codeloop.index import store
 from codeloop.index.analyse import Analysis, analyse, chunk_terms, decode
 from codeloop.index.chunks import Chunk
 from codeloop.index.graph import FileGraph, build_graph
-from codeloop.index.history import change_counts
+from codeloop.index.history import CommitSearch, recent_commits
 from codeloop.index.lexical import LexicalBuilder, LexicalIndex
 from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
 from codeloop.index.walker import MAX_FILE_BYTES, WalkedFile, is_ignored, skipped_by_name, walk
@@ -145,7 +145,7 @@ class RepoIndex:
         self._deferred = False
         self._last_sweep = 0.0
         self._head = git_head(self.root)
-        self._history: tuple[str | None, dict[str, int]] | None = None
+        self._history: tuple[str | None, CommitSearch] | None = None
         self._load_lexical()
 
     def close(self) -> None:
@@ -522,12 +522,12 @@ class RepoIndex:
                 self._graph = build_graph(self.db)
             return self._graph
 
-    def recent_changes(self) -> dict[str, int]:
-        """How many recent commits touched each file (see `history`), cached per git HEAD."""
+    def commit_search(self) -> CommitSearch:
+        """Search over recent commit messages (see `history`), rebuilt when git HEAD moves."""
         head = git_head(self.root)
         with self._lock:
             if self._history is None or self._history[0] != head:
-                self._history = (head, change_counts(self.root))
+                self._history = (head, CommitSearch(recent_commits(self.root)))
             return self._history[1]
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
