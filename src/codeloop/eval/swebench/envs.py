@@ -39,7 +39,9 @@ REINSTALL_TIMEOUT_S = 600.0
 # The harness built its environments before NumPy 2 (June 2024); the code under test assumes
 # the NumPy 1 API (np.Inf, np.float_, ...). pytest-cov 5+ uses pluggy's `wrapper=True`
 # hooks, which the old pytest a version pins (sphinx 3.x: 5.3) rejects at start-up, so every
-# test fails. Applied to every pip call through PIP_CONSTRAINT.
+# test fails. docutils 0.21 (April 2024) gives image nodes a line number, which sphinx's
+# linkcheck output then reports (sphinx-8579's test expects 0). Applied to every pip call
+# through PIP_CONSTRAINT.
 _CONSTRAINTS = Path(__file__).with_name("constraints.txt")
 # Debian's ccache package: `gcc`, `cc`, ... links that compile through the cache.
 CCACHE_MASQUERADE = Path("/usr/lib/ccache")
