@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 
 from codeloop.context.tokens import TokenCounter, get_counter
 from codeloop.index.focus import Focus, focus_of
+from codeloop.index.hits import SymbolHit
 from codeloop.index.rank import rank_files
-from codeloop.index.service import RepoIndex, SymbolHit
+from codeloop.index.service import RepoIndex
 
 MAX_DEFS_PER_FILE = 40
 _KIND_ORDER = {"class": 0, "interface": 0, "type": 1, "function": 1, "method": 2}

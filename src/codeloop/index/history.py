@@ -87,6 +87,27 @@ class CommitSearch:
         return dict(votes)
 
 
+def git_head(root: Path) -> str | None:
+    """The commit (or ref text) git's HEAD points at, read from files, not a subprocess."""
+    git = root / ".git"
+    try:
+        if git.is_file():
+            target = git.read_text().strip().removeprefix("gitdir:").strip()
+            git = (root / target).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head
+        ref = head[4:].strip()
+        ref_file = git / ref
+        if not ref_file.exists() and (git / "commondir").exists():
+            ref_file = (git / (git / "commondir").read_text().strip() / ref).resolve()
+        if ref_file.exists():
+            return f"{ref}@{ref_file.read_text().strip()}"
+        return f"{ref}@{ref_file.parent.stat().st_mtime_ns}"
+    except OSError:
+        return None
+
+
 def _is_code(path: str) -> bool:
     return detect_language(path) not in PROSE_LANGUAGES
 

@@ -16,8 +16,9 @@ from codeloop.index import embeddings
 from codeloop.index.focus import Focus, focus_of, path_term_files, without_reports
 from codeloop.index.graph import pagerank
 from codeloop.index.history import title_of
+from codeloop.index.hits import ChunkHit
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
-from codeloop.index.service import ChunkHit, RepoIndex
+from codeloop.index.service import RepoIndex
 
 RRF_K = 20.0
 LEXICAL_DEPTH = 200

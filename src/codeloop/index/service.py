@@ -19,7 +19,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -27,7 +26,8 @@ from codeloop.index import store
 from codeloop.index.analyse import Analysis, analyse, chunk_terms, decode
 from codeloop.index.chunks import Chunk
 from codeloop.index.graph import FileGraph, build_graph
-from codeloop.index.history import CommitSearch, recent_commits
+from codeloop.index.history import CommitSearch, git_head, recent_commits
+from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.lexical import LexicalBuilder, LexicalIndex
 from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
 from codeloop.index.walker import MAX_FILE_BYTES, WalkedFile, is_ignored, skipped_by_name, walk
@@ -39,71 +39,6 @@ RECENT_LINES = 60_000
 _MAX_RETRIES = 2
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class ChunkHit:
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str
-    score: float
-    text: str  # the chunk's lines, read from disk after the hash check
-
-
-@dataclass(frozen=True)
-class SymbolHit:
-    path: str
-    name: str
-    kind: str
-    start_line: int
-    end_line: int
-    signature: str
-    parent: str | None
-
-
-@dataclass(frozen=True)
-class ReferenceHit:
-    path: str
-    line: int
-    name: str
-    text: str
-
-
-@dataclass
-class UpdateStats:
-    scanned: int = 0
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    lexical_rebuilt: bool = False
-    seconds: float = 0.0
-
-    @property
-    def touched(self) -> int:
-        return self.added + self.changed + self.removed
-
-
-def git_head(root: Path) -> str | None:
-    """The commit (or ref text) git's HEAD points at, read from files, not a subprocess."""
-    git = root / ".git"
-    try:
-        if git.is_file():
-            target = git.read_text().strip().removeprefix("gitdir:").strip()
-            git = (root / target).resolve()
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref:"):
-            return head
-        ref = head[4:].strip()
-        ref_file = git / ref
-        if not ref_file.exists() and (git / "commondir").exists():
-            ref_file = (git / (git / "commondir").read_text().strip() / ref).resolve()
-        if ref_file.exists():
-            return f"{ref}@{ref_file.read_text().strip()}"
-        return f"{ref}@{ref_file.parent.stat().st_mtime_ns}"
-    except OSError:
-        return None
 
 
 def release_free_memory() -> None:
