@@ -1,9 +1,13 @@
 from __future__ import annotations
 
-from tests.eval.conftest import FakeTask, fake_specs
+from pathlib import Path
+
+import pytest
+from tests.eval.conftest import GOLD, FakeTask, fake_specs
 
 from codeloop.eval.swebench.harness import Bench, Validation
 from codeloop.eval.swebench.judge import Verdict, grade, judge
+from codeloop.sandbox.probe import probe
 
 
 def test_gold_resolves_and_no_patch_does_not(fake_task: FakeTask) -> None:
@@ -70,3 +74,28 @@ def test_pass_to_pass_tests_failing_with_gold_are_environment_facts(fake_task: F
     most_broken = Validation.from_runs(
         inst, Verdict(False, statuses=statuses | dict.fromkeys(p2p[:3], "FAILED")), empty)
     assert not most_broken.ok and "3 of 4 PASS_TO_PASS" in most_broken.problem
+
+
+def _escaping_diff(marker: Path) -> str:
+    """The gold fix, plus a line in the fixed function that writes `marker` on the host."""
+    return GOLD.replace(
+        "+    return a + b\n",
+        f"+    import os; os.makedirs({str(marker.parent)!r}, exist_ok=True)\n"
+        f"+    open({str(marker)!r}, 'w').write('escaped')\n"
+        "+    return a + b\n").replace("@@ -2,7 +2,7 @@", "@@ -2,7 +2,9 @@")
+
+
+def test_the_diff_runs_in_the_sandbox_and_cannot_write_to_the_host(
+    fake_task: FakeTask, tmp_path: Path,
+) -> None:
+    if not probe().isolation_available:
+        pytest.skip(f"CANNOT EXERCISE: isolation unavailable ({probe().bwrap.detail})")
+    t = fake_task
+    marker = tmp_path / "outside" / "marker.txt"
+    boxed = judge(t.inst, t.env, t.mirror, _escaping_diff(marker))
+    assert boxed.resolved and boxed.sandbox == "bwrap", boxed.output_tail
+    assert not marker.exists()
+    # The same diff judged with the sandbox off does write there: the check above can fail.
+    plain = judge(t.inst, t.env, t.mirror, _escaping_diff(marker), sandboxed=False)
+    assert plain.resolved and plain.sandbox == "none: the sandbox is off"
+    assert marker.read_text() == "escaped"

@@ -79,9 +79,9 @@ def swebench(
     insts = load_instances(instances, repos=repo, ids=instance, limit=limit)
     if not insts:
         raise CodeloopError("no instance matches the filters", "check --repo / --instance")
-    bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
-                  rebuild_envs=rebuild_envs)
     settings = load_settings()
+    bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
+                  rebuild_envs=rebuild_envs, sandbox=settings.sandbox)
     evaluation = Evaluation(bench, model_factory(model, settings), settings, work_dir)
     results: list[InstanceResult] = []
     sink = out.open("w", encoding="utf-8") if out else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
@@ -14,11 +13,10 @@ from codeloop.eval.swebench.checkout import SAFE_GIT
 from codeloop.eval.swebench.envs import (
     REINSTALL_TIMEOUT_S,
     TaskEnv,
-    offline_reinstall,
-    sandboxed_compiler_cache,
 )
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.procs import run_shell
+from codeloop.eval.swebench.toolchain import reinstall_sandboxed, task_toolchain
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,
@@ -28,9 +26,7 @@ from codeloop.events import (
     VerificationRan,
 )
 from codeloop.llm.types import Model
-from codeloop.sandbox.base import Limits
-from codeloop.sandbox.bwrap_backend import BwrapSandbox
-from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
+from codeloop.sandbox.environment import Toolchain
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.session.cleanup import end_run
 from codeloop.session.runner import Runner
@@ -43,41 +39,6 @@ from codeloop.workspace.base import Workspace
 _GENERATED = re.compile(r"(^|/)(__pycache__|\.pytest_cache|[^/]*\.egg-info|\.tox|\.eggs)(/|$)"
                         r"|\.py[co]$")
 _FILE_HEADER = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
-
-
-def task_toolchain(env: TaskEnv, repo: Path) -> Toolchain:
-    """The task's virtualenv for sandboxed commands: it, its base interpreter and the mirror
-    objects the checkout borrows (git needs them; version files come from `git describe`)."""
-    venv = env.bin_dir.parent
-    binds = [venv, *_borrowed_objects(repo)]
-    home = _venv_home(venv)
-    # A pyenv or uv interpreter lives outside the system directories the sandbox shows.
-    if home is not None and not _under_system(home):
-        binds.append(home.parent)
-    return Toolchain(ro_binds=binds, bin_dirs=[env.bin_dir], env={"VIRTUAL_ENV": str(venv)})
-
-
-def _borrowed_objects(repo: Path) -> list[Path]:
-    alternates = repo / ".git" / "objects" / "info" / "alternates"
-    if not alternates.is_file():
-        return []
-    return [Path(line) for line in alternates.read_text("utf-8").splitlines()
-            if line.startswith("/") and Path(line).is_dir()]
-
-
-def _venv_home(venv: Path) -> Path | None:
-    cfg = venv / "pyvenv.cfg"
-    if not cfg.is_file():
-        return None
-    for line in cfg.read_text("utf-8").splitlines():
-        key, _, value = line.partition("=")
-        if key.strip() == "home":
-            return Path(os.path.realpath(value.strip()))
-    return None
-
-
-def _under_system(path: Path) -> bool:
-    return any(path == Path(top) or Path(top) in path.parents for top in ("/usr", "/bin", "/lib"))
 
 
 @dataclass
@@ -176,24 +137,8 @@ def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
     if not sandboxed:
         prepared = env.prepare(workspace.path, edits=False)
         return "" if prepared.ok else f"reinstalling the project failed: {prepared.tail(3)}"
-    command = offline_reinstall(env.spec.install)
-    if not command:
-        return ""
-    venv = env.bin_dir.parent
-    # pip's settings as the environment was built with (the constraints file among them),
-    # and setuptools' editable mode for this project.
-    pip_env = {k: v for k, v in env.reinstall_environ(workspace.path).items()
-               if k.startswith(("PIP_", "SETUPTOOLS_"))}
-    files = [Path(v) for k, v in pip_env.items() if k == "PIP_CONSTRAINT" and Path(v).is_file()]
-    # C extensions (astropy) compile through the host's ccache, as the judge's reinstalls do.
-    cache_env, cache_dir = sandboxed_compiler_cache(workspace.path)
-    pip_env.update(cache_env)
-    inner = BwrapSandbox(workspace, extra_rw_binds=[venv, *([cache_dir] if cache_dir else [])],
-                         extra_ro_binds=[b for b in toolchain.ro_binds if b != venv] + files)
-    result = ToolchainSandbox(inner, toolchain).run(
-        command, workspace.path, env=pip_env,
-        limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))
-    if result.exit_code == 0:
+    result = reinstall_sandboxed(env, workspace.path, workspace)
+    if result is None or result.exit_code == 0:
         return ""
     return f"reinstalling the project failed: {result.output.strip()[-300:]}"
 

@@ -43,6 +43,7 @@ class InstanceResult:
     excluded_tests: list[str] = field(default_factory=list)
     diff_lines: int = 0
     sandbox: str = ""
+    judge_sandbox: str = ""
     finish_blocked: int = 0
     verify_s: float = 0.0
     agent_note: str = ""
@@ -157,7 +158,7 @@ class Evaluation:
                 result.outcome, result.reason = "not_resolved", "the session changed nothing"
                 return
             verdict = self.bench.judge(inst, env, diff, excluded)
-            result.judge_s = round(verdict.seconds, 2)
+            result.judge_s, result.judge_sandbox = round(verdict.seconds, 2), verdict.sandbox
             result.outcome = "resolved" if verdict.resolved else "not_resolved"
             result.reason = verdict.reason
         finally:

@@ -71,9 +71,10 @@ class Bench:
     """Mirrors, the environment cache and a scratch directory for checkouts."""
 
     def __init__(self, mirrors: Path, env_cache: Path, *, work_dir: Path | None = None,
-                 rebuild_envs: bool = False,
+                 rebuild_envs: bool = False, sandbox: bool = True,
                  specs: Callable[[str, str], EnvSpec] = spec_for) -> None:
         self.mirrors = mirrors
+        self.sandbox = sandbox  # judge in the sandbox (where bwrap can isolate)
         self.specs = specs
         self.work_dir = work_dir
         self.builder = EnvBuilder(env_cache, rebuild=rebuild_envs)
@@ -106,7 +107,7 @@ class Bench:
     def judge(self, inst: SweInstance, env: TaskEnv, diff: str,
               excluded: frozenset[str] = frozenset()) -> Verdict:
         return judge(inst, env, self.mirror(inst), diff, work_dir=self.work_dir,
-                     excluded=excluded)
+                     excluded=excluded, sandboxed=self.sandbox)
 
     def validate(self, inst: SweInstance, env: TaskEnv) -> Validation:
         """Judge the gold patch and an empty diff once; the answer is cached with the env."""

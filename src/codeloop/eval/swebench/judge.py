@@ -3,7 +3,10 @@
 As the SWE-bench harness does: test patch and candidate diff on a clean checkout at the
 base commit, the repository's own test command on the files the test patch touches, and
 "resolved" when every FAIL_TO_PASS test passes and every PASS_TO_PASS test still passes.
-A test missing from the output counts as not passing.
+A test missing from the output counts as not passing. The diff is untrusted code: its tests
+run inside the sandbox (no network, the checkout's writes thrown away, the environment
+read-only) wherever bwrap can isolate; elsewhere they run as the harness runs them, and the
+verdict says so.
 """
 
 from __future__ import annotations
@@ -16,10 +19,19 @@ from pathlib import Path
 from codeloop.eval.swebench.checkout import PatchFailed, apply_patch, checkout
 from codeloop.eval.swebench.envs import TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
-from codeloop.eval.swebench.procs import run_shell
+from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.testlogs import PASSING, Status, network_failures, parse_output
+from codeloop.eval.swebench.toolchain import reinstall_sandboxed, task_sandbox
+from codeloop.sandbox.base import Limits
+from codeloop.sandbox.environment import ToolchainSandbox
+from codeloop.sandbox.errors import SandboxUnavailable
 
 TEST_TIMEOUT_S = 1800.0
+# Whole-suite logs (sympy's verbose runner, xarray's thousands of tests) are graded line by
+# line: none may be cut. CPU per process as long as the deadline; numpy and dask reserve
+# far more address space than they touch.
+_TEST_LIMITS = Limits(timeout_s=TEST_TIMEOUT_S, memory_mb=16_384, cpu_s=int(TEST_TIMEOUT_S),
+                      max_output_bytes=1 << 30, max_processes=1024)
 
 
 @dataclass
@@ -33,6 +45,7 @@ class Verdict:
     network: set[str] = field(default_factory=set)
     seconds: float = 0.0
     output_tail: str = ""
+    sandbox: str = ""  # where the tests ran: "bwrap", or "none: why"
 
 
 def test_command(env: TaskEnv, inst: SweInstance) -> str:
@@ -54,7 +67,7 @@ def grade(
 
 def judge(
     inst: SweInstance, env: TaskEnv, mirror: Path, diff: str, *, work_dir: Path | None = None,
-    excluded: frozenset[str] = frozenset(),
+    excluded: frozenset[str] = frozenset(), sandboxed: bool = True,
 ) -> Verdict:
     """Run the task's tests on a fresh checkout with the test patch and `diff` applied."""
     with tempfile.TemporaryDirectory(prefix="codeloop-judge-", dir=work_dir) as tmp:
@@ -67,20 +80,53 @@ def judge(
             apply_patch(repo, diff, "candidate diff")
         except PatchFailed as exc:
             return Verdict(False, exc.message)
+        runner = _Runner(env, repo, Path(tmp) / "tmp", sandboxed)
         # Installed once more after the diff: a diff may change packaging (entry points, setup).
         if diff.strip() and ("setup.py" in diff or "setup.cfg" in diff or "pyproject" in diff):
-            env.prepare(repo, edits=False)
-        # A private temp dir: pytest prunes old /tmp/pytest-of-USER/pytest-N dirs, which
-        # removes the files of any other test session running at the same time.
-        private_tmp = Path(tmp) / "tmp"
-        private_tmp.mkdir()
-        environ = env.environ() | {"TMPDIR": str(private_tmp)}
-        result = run_shell(test_command(env, inst), repo, environ, TEST_TIMEOUT_S)
+            runner.reinstall()
+        result = runner.run(test_command(env, inst))
     verdict = grade(inst, parse_output(env.spec.runner, result.output), excluded)
     verdict.network = network_failures(result.output)
     verdict.seconds = result.seconds
     verdict.output_tail = result.tail(30)
+    verdict.sandbox = runner.where
     if result.timed_out:
         verdict.resolved = False
         verdict.reason = f"tests timed out after {TEST_TIMEOUT_S:.0f}s"
     return verdict
+
+
+class _Runner:
+    """Runs the judge's commands in the checkout: sandboxed when it can, on the host if not."""
+
+    def __init__(self, env: TaskEnv, repo: Path, private_tmp: Path, sandboxed: bool) -> None:
+        self.env, self.repo = env, repo
+        self.box: ToolchainSandbox | None = None
+        self.where = "none: the sandbox is off"
+        if sandboxed:
+            try:
+                self.box, self.where = task_sandbox(env, repo), "bwrap"
+            except SandboxUnavailable as exc:
+                self.where = f"none: {exc.message}"
+        # On the host, a private temp dir: pytest prunes old /tmp/pytest-of-USER/pytest-N
+        # dirs, which removes the files of any other test session running at the same time.
+        # The sandbox has a private /tmp and its own HOME.
+        private_tmp.mkdir()
+        self.environ = env.environ() | {"TMPDIR": str(private_tmp)}
+        if self.box is not None:
+            self.environ = {k: v for k, v in env.environ().items() if k not in ("HOME", "TMPDIR")}
+
+    def run(self, command: str) -> ShellResult:
+        if self.box is None:
+            return run_shell(command, self.repo, self.environ, TEST_TIMEOUT_S)
+        done = self.box.run(command, self.repo, self.environ, _TEST_LIMITS)
+        return ShellResult(None if done.timed_out else done.exit_code, done.output,
+                           done.duration_ms / 1000, done.timed_out)
+
+    def reinstall(self) -> None:
+        """Reinstall the project after a packaging change: in the sandbox only the virtualenv
+        is writable (the checkout's own build files stay as the first install left them)."""
+        if self.box is None:
+            self.env.prepare(self.repo, edits=False)
+        else:
+            reinstall_sandboxed(self.env, self.repo)
