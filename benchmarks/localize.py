@@ -33,7 +33,7 @@ import bm25s
 from codeloop.context.retrieval import build_task_context
 from codeloop.context.tokens import TokenCounter, get_counter
 from codeloop.index import embeddings
-from codeloop.index.rank import LEXICAL_DEPTH, fuse_semantic, rank_files
+from codeloop.index.rank import LEXICAL_DEPTH, Signals, fuse, fuse_semantic, signals
 from codeloop.index.service import RepoIndex
 
 HERE = Path(__file__).resolve().parent
@@ -185,6 +185,18 @@ def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
 RANKERS = ("ours", "ours_embeddings", "embeddings_only", "bm25", "aider_repomap")
 
 
+REPLAY_DEPTH = 150  # positions of each list kept for replay; deeper ones add < 1/170 each
+
+
+def replayable(found: Signals) -> dict[str, Any]:
+    """The ranked lists (cut to REPLAY_DEPTH) and the BM25 scores of their kept files (the
+    best score heads its list, so the score shares replay exactly)."""
+    lists = {name: ranked[:REPLAY_DEPTH] for name, ranked in found.lists.items()}
+    kept = {name: {p: round(found.scores[name][p], 4) for p in lists[name]}
+            for name in found.scores}
+    return {"lists": lists, "scores": kept}
+
+
 def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
     if path is not None:
         with path.open("a") as fh:
@@ -314,7 +326,8 @@ def main() -> None:
             scored: dict[str, dict[str, float]] = {}
 
             started = time.perf_counter()
-            fused = rank_files(index, text, limit=LEXICAL_DEPTH)
+            found = signals(index, text)
+            fused = fuse(found, limit=LEXICAL_DEPTH)
             context = build_task_context(index, text, args.budget, counter)
             ours_ms.append((time.perf_counter() - started) * 1000)
             ranked = [p for p, _ in fused[:50]]
@@ -371,7 +384,9 @@ def main() -> None:
                   + " ".join(f"{k}={v['recall_at_5']:.2f}" for k, v in scored.items())
                   + f" | {elapsed / 60:.1f} min, ~{left / 60:.0f} min left", flush=True)
             entry = {"instance": iid, "repo": row["repo"], **scored,
-                     "rank_and_context_ms": round(ours_ms[-1], 1)}
+                     "rank_and_context_ms": round(ours_ms[-1], 1),
+                     # What benchmarks/localize_tune.py replays other weights on.
+                     "gold": gold, "signals": replayable(found)}
             if args.embeddings:
                 entry["embedding_rank_ms"] = round(embed_ms[-1], 1)
             _write_details(args.details, entry)

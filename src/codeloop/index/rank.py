@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from functools import lru_cache
 
 from codeloop.index import embeddings
@@ -47,10 +48,24 @@ def prior(path: str) -> float:
     return DOCS_PRIOR if _DOCS_PATH.search(path) else 1.0
 
 
+@dataclass
+class Signals:
+    """The ranked lists one text gives, before fusion, and the BM25 scores of two of them."""
+
+    lists: dict[str, list[str]]
+    scores: dict[str, dict[str, float]]
+
+
 def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None = None,
                chunk_hits: list[ChunkHit] | None = None) -> list[tuple[str, float]]:
     """The files most relevant to `text`, best first, with fused scores. `chunk_hits` are
     the caller's `index.search(text, LEXICAL_DEPTH, verify=False)` if it has them."""
+    return fuse(signals(index, text, focus, chunk_hits), limit)
+
+
+def signals(index: RepoIndex, text: str, focus: Focus | None = None,
+            chunk_hits: list[ChunkHit] | None = None) -> Signals:
+    """Every ranked list `rank_files` fuses (see the module docstring)."""
     text = without_reports(text)
     focus = focus if focus is not None else focus_of(index, text)
     lists: dict[str, list[str]] = {}
@@ -76,15 +91,25 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None
     votes = index.commit_search().files_for(title_of(text))
     present = index.memo("path_set", lambda: frozenset(index.paths()))
     lists["history"] = sorted((p for p in votes if p in present), key=lambda p: (-votes[p], p))
+    return Signals(lists, {"files": file_scores, "chunks": best_chunk})
+
+
+def fuse(found: Signals, limit: int = 50, weights: dict[str, float] | None = None,
+         score_weights: dict[str, float] | None = None, k: float = RRF_K
+         ) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank over the lists, a share of the BM25 scores, then the priors."""
+    weights = WEIGHTS if weights is None else weights
+    score_weights = SCORE_WEIGHTS if score_weights is None else score_weights
     fused: dict[str, float] = defaultdict(float)
-    for name, ranked in lists.items():
+    for name, ranked in found.lists.items():
+        weight = weights.get(name, 0.0)
         for position, path in enumerate(ranked):
-            fused[path] += WEIGHTS[name] / (RRF_K + position + 1)
-    for name, scores in (("files", file_scores), ("chunks", best_chunk)):
+            fused[path] += weight / (k + position + 1)
+    for name, scores in found.scores.items():
         top = max(scores.values(), default=0.0)
         if top > 0:
             for path, score in scores.items():
-                fused[path] += SCORE_WEIGHTS[name] * score / top
+                fused[path] += score_weights.get(name, 0.0) * score / top
     for path in fused:
         fused[path] *= prior(path)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
