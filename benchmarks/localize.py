@@ -185,7 +185,7 @@ def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
 RANKERS = ("ours", "ours_embeddings", "embeddings_only", "bm25", "aider_repomap")
 
 
-REPLAY_DEPTH = 150  # positions of each list kept for replay; deeper ones add < 1/170 each
+REPLAY_DEPTH = 400  # positions of each list kept for replay: all but the rare long tails
 
 
 def replayable(found: Signals) -> dict[str, Any]:

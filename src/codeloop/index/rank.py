@@ -25,7 +25,7 @@ RRF_K = 20.0
 LEXICAL_DEPTH = 200
 
 WEIGHTS = {"files": 0.5, "chunks": 1.0, "mentions": 0.5, "pagerank": 0.5, "paths": 1.0,
-           "history": 1.5}
+           "history": 2.0}
 # Reciprocal rank keeps only the order of a list; a file whose BM25 score stands far above
 # the rest also gets a share of its score relative to the best (on the localisation
 # benchmark this lifted recall@1 by 0.03 without costing recall@5).
