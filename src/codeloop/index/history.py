@@ -2,8 +2,8 @@
 
 On the SWE-bench localisation benchmark, searching the messages of the last few thousand
 commits with the task's title and voting for the files those commits touched found the gold
-file where the text alone did not (recall@5 0.727 -> 0.765); plain change counts helped
-half as much and favoured hub files.
+file where the text alone did not (recall@5 0.727 with plain change counts, 0.757 with
+this); the counts favoured hub files.
 """
 
 from __future__ import annotations
