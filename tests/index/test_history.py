@@ -99,3 +99,12 @@ def test_files_changed_by_similar_commits_rank_higher_than_without_history(
         return ranked["app/reports.py"] - ranked["app/calendar.py"]
 
     assert score(copy) <= 0 < score(root)
+
+
+def test_a_copied_workspace_searches_the_history_of_its_source(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    view = tmp_path / "view"
+    shutil.copytree(root, view, ignore=shutil.ignore_patterns(".git"))
+    copied = RepoIndex(view, seed=root)
+    assert "app/reports.py" in copied.commit_search().files_for("timezone offset")
+    assert RepoIndex(view).commit_search().files_for("timezone offset") == {}

@@ -80,6 +80,8 @@ class RepoIndex:
         self._deferred = False
         self._last_sweep = 0.0
         self._head = git_head(self.root)
+        # A copied workspace has no .git of its own: its history is its source's.
+        self._history_root = seed if self._head is None and seed is not None else self.root
         self._history: tuple[str | None, CommitSearch] | None = None
         self._load_lexical()
 
@@ -459,10 +461,10 @@ class RepoIndex:
 
     def commit_search(self) -> CommitSearch:
         """Search over recent commit messages (see `history`), rebuilt when git HEAD moves."""
-        head = git_head(self.root)
+        head = git_head(self._history_root)
         with self._lock:
             if self._history is None or self._history[0] != head:
-                self._history = (head, CommitSearch(recent_commits(self.root)))
+                self._history = (head, CommitSearch(recent_commits(self._history_root)))
             return self._history[1]
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
