@@ -108,13 +108,14 @@ class _Runner:
                 self.box, self.where = task_sandbox(env, repo), "bwrap"
             except SandboxUnavailable as exc:
                 self.where = f"none: {exc.message}"
-        # On the host, a private temp dir: pytest prunes old /tmp/pytest-of-USER/pytest-N
-        # dirs, which removes the files of any other test session running at the same time.
-        # The sandbox has a private /tmp and its own HOME.
-        private_tmp.mkdir()
-        self.environ = env.environ() | {"TMPDIR": str(private_tmp)}
-        if self.box is not None:
-            self.environ = {k: v for k, v in env.environ().items() if k not in ("HOME", "TMPDIR")}
+        environ = env.environ()
+        if self.box is not None:  # the sandbox has a private /tmp and its own HOME
+            self.environ = {k: v for k, v in environ.items() if k not in ("HOME", "TMPDIR")}
+        else:
+            # A private temp dir: pytest prunes old /tmp/pytest-of-USER/pytest-N dirs, which
+            # removes the files of any other test session running at the same time.
+            private_tmp.mkdir()
+            self.environ = environ | {"TMPDIR": str(private_tmp)}
 
     def run(self, command: str) -> ShellResult:
         if self.box is None:
