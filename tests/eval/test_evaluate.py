@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from tests.eval.conftest import FakeTask, fake_specs
 
 from codeloop.config import Settings
-from codeloop.eval.swebench.evaluate import Evaluation, InstanceResult, model_factory, summarize
+from codeloop.eval.swebench.evaluate import (
+    Evaluation,
+    InstanceResult,
+    model_factory,
+    summarize,
+    trajectory_name,
+)
 from codeloop.eval.swebench.harness import Bench
 
 
 def _evaluate(task: FakeTask, model: str, tmp_path: Path) -> InstanceResult:
     bench = Bench(task.mirrors, task.env_cache, specs=fake_specs, work_dir=tmp_path)
     settings = Settings()
-    return Evaluation(bench, model_factory(model, settings), settings, tmp_path).one(task.inst)
+    evaluation = Evaluation(bench, model_factory(model, settings), settings, tmp_path,
+                            trajectories=tmp_path / "traj")
+    return evaluation.one(task.inst)
 
 
 @pytest.mark.slow
@@ -27,6 +36,16 @@ def test_oracle_resolves_through_the_runner(fake_task: FakeTask, tmp_path: Path,
     assert result.model == model and result.session_status == "finished"
     assert result.edits >= 1 and result.tool_calls >= 3 and result.steps >= 3
     assert result.diff_lines > 0
+    # The session's scratch directory is gone; its trajectory is kept.
+    doc = json.loads(Path(result.trajectory).read_text())
+    assert Path(result.trajectory).name == f"{fake_task.inst.instance_id}.{model}.json"
+    assert doc["format"].startswith("codeloop-trajectory/") and doc["session"]["status"] == "finished"
+    assert doc["diff"] and doc["diff"].count("\n") == result.diff_lines
+    assert any(e["type"] == "tool_call_finished" and e["name"] == "finish" for e in doc["events"])
+
+
+def test_trajectory_names_are_file_names() -> None:
+    assert trajectory_name("acme__calc-1", "openai:gpt-4o/mini") == "acme__calc-1.openai_gpt-4o_mini.json"
 
 
 def test_missing_environment_is_reported_with_its_reason(fake_task: FakeTask,

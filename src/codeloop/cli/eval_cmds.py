@@ -72,6 +72,9 @@ def swebench(
     work_dir: Annotated[Path | None, typer.Option(
         "--work-dir", help="Scratch directory for checkouts (default: the system temp).")]
         = None,
+    trajectories: Annotated[Path | None, typer.Option(
+        "--trajectories", help="Write each session's trajectory (as `codeloop export` does) "
+        "to DIR/<instance>.<model>.json.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines; the last is the summary.")]
         = False,
 ) -> None:
@@ -82,7 +85,7 @@ def swebench(
     settings = load_settings()
     bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
                   rebuild_envs=rebuild_envs, sandbox=settings.sandbox)
-    evaluation = Evaluation(bench, model_factory(model, settings), settings, work_dir)
+    evaluation = Evaluation(bench, model_factory(model, settings), settings, work_dir, trajectories)
     results: list[InstanceResult] = []
     sink = out.open("w", encoding="utf-8") if out else None
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import tempfile
 import time
@@ -19,6 +21,8 @@ from codeloop.eval.swebench.harness import NO_FAIL_TO_PASS, Bench
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.oracle import OracleModel
 from codeloop.llm.types import Model
+from codeloop.session.export import trajectory
+from codeloop.session.store import SQLiteEventStore
 
 Outcome = Literal["resolved", "not_resolved", "env_unavailable"]
 ModelFactory = Callable[[SweInstance, Callable[[str], str | None]], Model]
@@ -49,9 +53,16 @@ class InstanceResult:
     agent_note: str = ""
     # start_session: the repository's index (cold on a new checkout) and the repo map.
     session_start_s: float = 0.0
+    # The session's trajectory file (`--trajectories`), for reading what the agent did.
+    trajectory: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def trajectory_name(instance_id: str, model: str) -> str:
+    """`<instance>.<model>.json`, with characters a file name should not hold replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{instance_id}.{model}") + ".json"
 
 
 def summarize(results: Iterable[InstanceResult]) -> dict[str, Any]:
@@ -92,11 +103,12 @@ class Evaluation:
     """Runs instances one after another with one model and one settings object."""
 
     def __init__(self, bench: Bench, factory: ModelFactory, settings: Settings,
-                 work_dir: Path | None = None) -> None:
+                 work_dir: Path | None = None, trajectories: Path | None = None) -> None:
         self.bench = bench
         self.factory = factory
         self.settings = settings
         self.work_dir = work_dir
+        self.trajectories = trajectories
 
     def run(self, instances: Iterable[SweInstance]) -> Iterator[InstanceResult]:
         for inst in instances:
@@ -183,6 +195,13 @@ class Evaluation:
         result.sandbox, result.finish_blocked = run.sandbox, run.finish_blocked
         result.verify_s, result.agent_note = round(run.verify_s, 2), run.note
         result.diff_lines = run.diff.count("\n")
+        if self.trajectories is not None:
+            store = SQLiteEventStore(state_dir / "events.sqlite")
+            doc = trajectory(store.get(run.session_id), store.read(run.session_id), run.diff)
+            path = self.trajectories / trajectory_name(inst.instance_id, model.name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            result.trajectory = str(path)
         return run.diff
 
     @staticmethod
