@@ -103,13 +103,13 @@ def _record(base: str) -> dict[str, object]:
     }
 
 
-@pytest.fixture(scope="session")
-def fake_task(tmp_path_factory: pytest.TempPathFactory) -> FakeTask:
-    root = tmp_path_factory.mktemp("swe")
+def build_task(root: Path, files: dict[str, str], spec: EnvSpec = SPEC) -> FakeTask:
+    """The calc task in `root` with the repository holding `files`: the source, its bare
+    mirror, the instance and an environment registered as built."""
     src = root / "src"
     src.mkdir()
-    (src / "calc.py").write_text(CALC)
-    (src / "test_calc.py").write_text(TESTS)
+    for name, text in files.items():
+        (src / name).write_text(text)
     git("init", "-q", "-b", "main", cwd=src)
     git("add", ".", cwd=src)
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "calc", cwd=src)
@@ -123,11 +123,16 @@ def fake_task(tmp_path_factory: pytest.TempPathFactory) -> FakeTask:
     # The environment as the builder would leave it, made offline: a venv that sees this
     # interpreter's pytest, registered in the cache with its ready marker.
     env_cache = root / "envs"
-    env_root = env_cache / SPEC.key
+    env_root = env_cache / spec.key
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
                     str(env_root / "venv")], check=True)
     (env_root / "ready.json").write_text(json.dumps({"interpreter": "test"}))
-    return FakeTask(inst, mirrors, mirror, env_cache, TaskEnv(SPEC, env_root, "test"), jsonl)
+    return FakeTask(inst, mirrors, mirror, env_cache, TaskEnv(spec, env_root, "test"), jsonl)
+
+
+@pytest.fixture(scope="session")
+def fake_task(tmp_path_factory: pytest.TempPathFactory) -> FakeTask:
+    return build_task(tmp_path_factory.mktemp("swe"), {"calc.py": CALC, "test_calc.py": TESTS})
 
 
 def fake_specs(repo: str, version: str) -> EnvSpec:

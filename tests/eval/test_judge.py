@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
-from tests.eval.conftest import GOLD, FakeTask, fake_specs
+from tests.eval.conftest import CALC, GOLD, SPEC, TESTS, FakeTask, _diff, build_task, fake_specs
 
 from codeloop.eval.swebench.harness import Bench, Validation
 from codeloop.eval.swebench.judge import Verdict, grade, judge
@@ -99,3 +100,47 @@ def test_the_diff_runs_in_the_sandbox_and_cannot_write_to_the_host(
     plain = judge(t.inst, t.env, t.mirror, _escaping_diff(marker), sandboxed=False)
     assert plain.resolved and plain.sandbox == "none: the sandbox is off"
     assert marker.read_text() == "escaped"
+
+
+# The fix takes its value from a module the package's install step writes into the
+# virtualenv, so the tests pass only if that install ran before them.
+_SETUP = 'print("nothing to install")\n'
+_PLANTING_DIFF = _diff("""diff --git a/setup.py b/setup.py
+--- a/setup.py
++++ b/setup.py
+@@ -1 +1,3 @@
+-print("nothing to install")
++import sysconfig
++with open(sysconfig.get_paths()["purelib"] + "/planted.py", "w") as f:
++    f.write("def add(a, b):\\n    return a + b\\n")
+diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,8 +1,6 @@
+ \"\"\"A calculator with a bug in add.\"\"\"
+~
+~
+-def add(a, b):
+-    return a - b
+-
++from planted import add
+~
+ def sub(a, b):
+""")
+
+
+def test_a_packaging_diff_installs_for_its_own_tests_only(tmp_path: Path) -> None:
+    """An untrusted setup.py runs in the sandbox against an overlay of the shared
+    virtualenv: what it installs is there for the judged tests and gone afterwards."""
+    if not probe().isolation_available or not probe().overlay.ok:
+        pytest.skip(f"CANNOT EXERCISE: isolation or overlay unavailable ({probe().overlay.detail})")
+    spec = dataclasses.replace(SPEC, install="python setup.py")
+    t = build_task(tmp_path, {"calc.py": CALC, "test_calc.py": TESTS, "setup.py": _SETUP}, spec)
+    venv = t.env.bin_dir.parent
+    boxed = judge(t.inst, t.env, t.mirror, _PLANTING_DIFF, work_dir=tmp_path)
+    assert boxed.resolved and boxed.sandbox == "bwrap", boxed.output_tail
+    assert not list(venv.rglob("planted.py"))
+    # On the host the install does write into the shared virtualenv: the check above can fail.
+    plain = judge(t.inst, t.env, t.mirror, _PLANTING_DIFF, work_dir=tmp_path, sandboxed=False)
+    assert plain.resolved, plain.output_tail
+    assert list(venv.rglob("planted.py"))

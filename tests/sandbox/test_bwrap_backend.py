@@ -124,6 +124,24 @@ def test_no_workspace_means_writes_are_discarded(tmp_path: Path, caps: Capabilit
     assert (tmp_path / "keep.txt").read_text() == "keep\n"
 
 
+def test_an_overlaid_directory_keeps_writes_in_its_layer(tmp_path: Path, caps: Capabilities) -> None:
+    shared, layer, work = tmp_path / "shared", tmp_path / "layer", tmp_path / "work"
+    shared.mkdir()
+    work.mkdir()
+    (shared / "lib.txt").write_text("lib\n")
+    box = BwrapSandbox(extra_overlays={shared: layer}, capabilities=caps)
+    first = box.run(f"cat {shared}/lib.txt && echo planted > {shared}/planted.txt", cwd=work)
+    assert first.exit_code == 0 and "lib" in first.output, first.output
+    # A later command in the same sandbox sees the write; the directory itself never does.
+    second = box.run(f"cat {shared}/planted.txt", cwd=work)
+    assert second.output.strip() == "planted", second.output
+    assert not (shared / "planted.txt").exists()
+    assert (layer / "upper" / "planted.txt").read_text() == "planted\n"
+    no_overlay = dataclasses.replace(caps, overlay=Probe(False, "simulated: no overlay"))
+    with pytest.raises(SandboxUnavailable):
+        BwrapSandbox(extra_overlays={shared: layer}, capabilities=no_overlay)
+
+
 @pytest.mark.parametrize("launcher", ["prlimit", "pre-exec hook"])
 def test_limits_are_in_force_inside(
     tmp_path: Path, caps: Capabilities, monkeypatch: pytest.MonkeyPatch, launcher: str

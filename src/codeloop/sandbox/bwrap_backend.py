@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,7 @@ class BwrapSandbox:
         sandbox_uid: int = DEFAULT_SANDBOX_UID,
         extra_ro_binds: Sequence[Path] = (),
         extra_rw_binds: Sequence[Path] = (),
+        extra_overlays: Mapping[Path, Path] | None = None,
         capabilities: Capabilities | None = None,
         egress: EgressProxy | None = None,
     ) -> None:
@@ -91,6 +92,7 @@ class BwrapSandbox:
         self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
         self._extra = tuple(Path(p) for p in extra_ro_binds)
         self._extra_rw = tuple(Path(p) for p in extra_rw_binds)
+        self._overlays = self._overlay_layers(extra_overlays or {})
         # With an egress proxy, unix sockets are allowed so the forwarder can reach it;
         # the sandbox's view holds no other path socket and abstract ones are per-netns.
         if egress is not None and not os.access(SYSTEM_PYTHON, os.X_OK):
@@ -99,6 +101,22 @@ class BwrapSandbox:
                 "install the system python3 package, or run without egress",
             )
         self.egress = egress
+
+    def _overlay_layers(self, overlays: Mapping[Path, Path]) -> tuple[tuple[Path, Path, Path], ...]:
+        """(directory, upper, work) per overlaid directory; its layer directory keeps the writes
+        across commands until the caller removes it."""
+        if overlays and not self.caps.overlay.ok:
+            raise SandboxUnavailable(
+                "overlay mounts are unavailable: a directory cannot be made writable without "
+                "changing it", "run `codeloop doctor` to see why the overlay probe failed",
+            )
+        layers = []
+        for directory, layer in overlays.items():
+            upper, work = Path(layer) / "upper", Path(layer) / "work"
+            upper.mkdir(parents=True, exist_ok=True)
+            work.mkdir(exist_ok=True)
+            layers.append((Path(directory), upper, work))
+        return tuple(layers)
 
     def _scratch(self, stack: ExitStack, runs: Path | None) -> tuple[Path, Path]:
         """Fresh upper/work dirs for one command, removed when `stack` closes."""
@@ -169,6 +187,7 @@ class BwrapSandbox:
                 drop_to=self._drop,
                 extra_ro_binds=self._extra,
                 extra_rw_binds=self._extra_rw,
+                extra_overlays=self._overlays,
                 egress_socket=self.egress.socket_path if self.egress else None,
                 git_config=self._git_config(mount, self._runs_dir()),
             )

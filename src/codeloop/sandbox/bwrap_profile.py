@@ -61,6 +61,9 @@ class Profile:
     extra_ro_binds: Sequence[Path] = field(default_factory=tuple)
     # Writable host directories (e.g. a virtualenv an install step must write into).
     extra_rw_binds: Sequence[Path] = field(default_factory=tuple)
+    # Host directories writable through an overlay: (directory, upper, work); the writes
+    # land in `upper`, never in the directory.
+    extra_overlays: Sequence[tuple[Path, Path, Path]] = field(default_factory=tuple)
     info_fd: int | None = None
     egress_socket: Path | None = None
     # Bound read-only at $HOME/.gitconfig (HOME is /tmp inside).
@@ -166,12 +169,14 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args += ["--perms", "1777", "--size", str(profile.tmp_size_mb << 20), "--tmpfs", "/tmp"]
     args += ["--remount-ro", "/dev"]
     args += _mount_point_parents([*profile.extra_ro_binds, *profile.extra_rw_binds,
-                                  profile.mount.dest])
+                                  *(o[0] for o in profile.extra_overlays), profile.mount.dest])
     # After the tmpfs mounts, like the workspace, so binds that live under /tmp stay visible.
     for extra in profile.extra_ro_binds:
         args += ["--ro-bind", str(extra), str(extra)]
     for extra in profile.extra_rw_binds:
         args += ["--bind", str(extra), str(extra)]
+    for lower, upper, work in profile.extra_overlays:
+        args += ["--overlay-src", str(lower), "--overlay", str(upper), str(work), str(lower)]
     args += _workspace(profile.mount)
     if profile.git_config is not None:
         args += ["--ro-bind", str(profile.git_config), "/tmp/.gitconfig"]

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeloop.eval.swebench.checkout import PatchFailed, apply_patch, checkout
-from codeloop.eval.swebench.envs import TaskEnv
+from codeloop.eval.swebench.envs import REINSTALL_TIMEOUT_S, TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.testlogs import PASSING, Status, network_failures, parse_output
-from codeloop.eval.swebench.toolchain import reinstall_sandboxed, task_sandbox
+from codeloop.eval.swebench.toolchain import reinstall_plan, task_sandbox
 from codeloop.sandbox.base import Limits
 from codeloop.sandbox.environment import ToolchainSandbox
 from codeloop.sandbox.errors import SandboxUnavailable
@@ -80,9 +80,10 @@ def judge(
             apply_patch(repo, diff, "candidate diff")
         except PatchFailed as exc:
             return Verdict(False, exc.message)
-        runner = _Runner(env, repo, Path(tmp) / "tmp", sandboxed)
         # Installed once more after the diff: a diff may change packaging (entry points, setup).
-        if diff.strip() and ("setup.py" in diff or "setup.cfg" in diff or "pyproject" in diff):
+        packaging = bool(diff.strip()) and any(n in diff for n in ("setup.py", "setup.cfg", "pyproject"))
+        runner = _Runner(env, repo, Path(tmp), sandboxed, packaging)
+        if packaging:
             runner.reinstall()
         result = runner.run(test_command(env, inst))
     verdict = grade(inst, parse_output(env.spec.runner, result.output), excluded)
@@ -99,13 +100,15 @@ def judge(
 class _Runner:
     """Runs the judge's commands in the checkout: sandboxed when it can, on the host if not."""
 
-    def __init__(self, env: TaskEnv, repo: Path, private_tmp: Path, sandboxed: bool) -> None:
+    def __init__(self, env: TaskEnv, repo: Path, scratch: Path, sandboxed: bool,
+                 packaging: bool) -> None:
         self.env, self.repo = env, repo
         self.box: ToolchainSandbox | None = None
+        self.plan = reinstall_plan(env, repo) if packaging else None
         self.where = "none: the sandbox is off"
         if sandboxed:
             try:
-                self.box, self.where = task_sandbox(env, repo), "bwrap"
+                self.box, self.where = self._sandbox(scratch), "bwrap"
             except SandboxUnavailable as exc:
                 self.where = f"none: {exc.message}"
         environ = env.environ()
@@ -114,8 +117,19 @@ class _Runner:
         else:
             # A private temp dir: pytest prunes old /tmp/pytest-of-USER/pytest-N dirs, which
             # removes the files of any other test session running at the same time.
-            private_tmp.mkdir()
-            self.environ = environ | {"TMPDIR": str(private_tmp)}
+            (scratch / "tmp").mkdir()
+            self.environ = environ | {"TMPDIR": str(scratch / "tmp")}
+
+    def _sandbox(self, scratch: Path) -> ToolchainSandbox:
+        """The diff's packaging code installs into overlays of the shared virtualenv and
+        compiler cache: its writes last for this judgement and reach neither, so nothing it
+        leaves can run later outside the sandbox."""
+        if self.plan is None:
+            return task_sandbox(self.env, self.repo)
+        overlaid = {self.env.bin_dir.parent: scratch / "venv-layer"}
+        if self.plan.cache_dir is not None:
+            overlaid[self.plan.cache_dir] = scratch / "cache-layer"
+        return task_sandbox(self.env, self.repo, overlaid=overlaid, readable=self.plan.readable)
 
     def run(self, command: str) -> ShellResult:
         if self.box is None:
@@ -125,9 +139,10 @@ class _Runner:
                            done.duration_ms / 1000, done.timed_out)
 
     def reinstall(self) -> None:
-        """Reinstall the project after a packaging change: in the sandbox only the virtualenv
-        is writable (the checkout's own build files stay as the first install left them)."""
+        """Reinstall the project after a packaging change (the checkout's own build files
+        stay as the first install left them)."""
         if self.box is None:
             self.env.prepare(self.repo, edits=False)
-        else:
-            reinstall_sandboxed(self.env, self.repo)
+        elif self.plan is not None:
+            self.box.run(self.plan.command, self.repo, self.plan.env,
+                         Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))

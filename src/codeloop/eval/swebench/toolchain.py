@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.eval.swebench.envs import (
@@ -54,22 +55,32 @@ def _under_system(path: Path) -> bool:
 
 
 def task_sandbox(env: TaskEnv, repo: Path, *, workspace: Workspace | None = None,
-                 writable: Sequence[Path] = (), readable: Sequence[Path] = ()
-                 ) -> ToolchainSandbox:
+                 writable: Sequence[Path] = (), readable: Sequence[Path] = (),
+                 overlaid: Mapping[Path, Path] | None = None) -> ToolchainSandbox:
     """bwrap over `workspace` (or over `repo`, its writes thrown away) with the task's
-    toolchain read-only but for `writable`; raises SandboxUnavailable where bwrap cannot
-    isolate."""
+    toolchain read-only but for `writable` and for `overlaid` (directory -> the layer that
+    takes its writes); raises SandboxUnavailable where bwrap cannot isolate."""
     toolchain = task_toolchain(env, repo)
+    shadowed = [*writable, *(overlaid or {})]
     inner = BwrapSandbox(
-        workspace, extra_rw_binds=list(writable),
-        extra_ro_binds=[b for b in toolchain.ro_binds if b not in writable] + list(readable))
+        workspace, extra_rw_binds=list(writable), extra_overlays=overlaid,
+        extra_ro_binds=[b for b in toolchain.ro_binds if b not in shadowed] + list(readable))
     return ToolchainSandbox(inner, toolchain)
 
 
-def reinstall_sandboxed(env: TaskEnv, repo: Path, workspace: Workspace | None = None
-                        ) -> CommandResult | None:
-    """Reinstall the project from `repo` in the sandbox, only the virtualenv (and the compiler
-    cache) writable; None when the spec installs nothing."""
+@dataclass
+class Reinstall:
+    """The offline reinstall of a checkout: its command, pip's settings and what it reads."""
+
+    command: str
+    env: dict[str, str]
+    readable: list[Path]
+    cache_dir: Path | None
+
+
+def reinstall_plan(env: TaskEnv, repo: Path) -> Reinstall | None:
+    """How to reinstall `repo` into the environment in the sandbox; None when the spec
+    installs nothing."""
     command = offline_reinstall(env.spec.install)
     if not command:
         return None
@@ -80,9 +91,19 @@ def reinstall_sandboxed(env: TaskEnv, repo: Path, workspace: Workspace | None = 
     files = [Path(v) for k, v in pip_env.items() if k == "PIP_CONSTRAINT" and Path(v).is_file()]
     # C extensions (astropy) compile through the host's ccache, as the judge's reinstalls do.
     cache_env, cache_dir = sandboxed_compiler_cache(repo)
-    pip_env.update(cache_env)
+    return Reinstall(command, pip_env | cache_env, files, cache_dir)
+
+
+def reinstall_sandboxed(env: TaskEnv, repo: Path, workspace: Workspace | None = None
+                        ) -> CommandResult | None:
+    """Reinstall the project from `repo` (trusted code) in the sandbox, only the virtualenv
+    (and the compiler cache) writable; None when the spec installs nothing."""
+    plan = reinstall_plan(env, repo)
+    if plan is None:
+        return None
     venv = env.bin_dir.parent
     box = task_sandbox(env, repo, workspace=workspace,
-                       writable=[venv, *([cache_dir] if cache_dir else [])], readable=files)
-    return box.run(command, repo, env=pip_env,
+                       writable=[venv, *([plan.cache_dir] if plan.cache_dir else [])],
+                       readable=plan.readable)
+    return box.run(plan.command, repo, env=plan.env,
                    limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))
