@@ -21,12 +21,35 @@ def test_python_tests_that_import_the_changed_module(tmp_path: Path, write_tree)
         "tests/helpers.py": "from shop.cart import Cart\n",  # not a test file
     })
     assert related_tests(root, ["src/shop/cart.py"], "pytest") == ["tests/test_cart.py", "tests/test_checkout.py"]
+    # The test named for the module comes first, then its importers.
     assert related_tests(root, ["src/shop/price.py"], "pytest") == [
-        "tests/test_checkout.py", "tests/test_prices.py", "tests/unit/test_price.py",
+        "tests/unit/test_price.py", "tests/test_checkout.py", "tests/test_prices.py",
     ]
     # A changed test file is related to itself; a non-Python change relates to nothing.
     assert related_tests(root, ["tests/test_unrelated.py"], "pytest") == ["tests/test_unrelated.py"]
     assert related_tests(root, ["README.md"], "pytest") == []
+
+
+def test_tests_of_a_hub_module_are_ranked_closest_first(tmp_path: Path, write_tree) -> None:
+    root = write_tree(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/core/numbers.py": "",
+        "lib/core/tests/test_arith.py": "from lib.core.numbers import Integer\n",
+        "lib/core/tests/test_numbers.py": "x = 1\n",
+        "lib/polys/tests/test_rings.py": "from lib.core.numbers import Integer\n",
+        "lib/polys/numberfields/tests/test_numbers.py": "x = 1\n",
+        "lib/a/tests/test_abc.py": "from lib.core.numbers import Rational\n",
+        "lib/core/tests/test_changed.py": "x = 1\n",
+    })
+    changed = ["lib/core/numbers.py", "lib/core/tests/test_changed.py"]
+    assert related_tests(root, changed, "pytest") == [
+        "lib/core/tests/test_changed.py",  # edited itself
+        "lib/core/tests/test_numbers.py",  # named for it, beside it
+        "lib/polys/numberfields/tests/test_numbers.py",
+        "lib/core/tests/test_arith.py",  # importers, the nearest first
+        "lib/a/tests/test_abc.py",
+        "lib/polys/tests/test_rings.py",
+    ]
 
 
 def test_js_tests_that_import_the_changed_file(tmp_path: Path, write_tree) -> None:
@@ -74,7 +97,7 @@ def test_tests_outside_the_configured_testpaths_are_left_out(tmp_path: Path, wri
     }
     plain = write_tree(tmp_path / "plain", files)
     assert related_tests(plain, ["src/app/core.py"], "pytest") == [
-        "examples/demo/tests/test_demo.py", "tests/test_core.py",
+        "tests/test_core.py", "examples/demo/tests/test_demo.py",
     ]
     for config in ({"pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n"},
                    {"setup.cfg": "[tool:pytest]\ntestpaths = tests\n"},

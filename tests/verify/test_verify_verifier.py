@@ -199,6 +199,20 @@ def test_a_check_that_changes_files_is_flagged_and_not_taken_as_baseline(workspa
     assert workspace.changed_files() == ["pkg/generated.py"]
 
 
+def test_related_tests_past_the_cap_are_left_out_and_the_result_says_so(
+    workspace: CopyWorkspace, make
+) -> None:
+    verifier = make(baseline_target="tests/test_text.py", max_related_files=1)
+    verifier.baseline()
+    edit(workspace, "pkg/calc.py", "return a * b", "return a * b  # same")
+    workspace.write("tests/test_calc.py", workspace.read("tests/test_calc.py") + b"\n")
+    workspace.write("pkg/text.py", workspace.read("pkg/text.py") + b"\n")
+    after = verifier.run_tests()
+    # Both test files relate to the edits; the edited one is closest and the only one run.
+    assert [r.scope for r in after.runs] == ["related: tests/test_calc.py", "tests/test_text.py"]
+    assert "ran the 1 closest of 2 test files" in after.text()
+
+
 def test_finish_reuses_runs_on_the_same_edits_and_the_wider_suite_is_the_baseline_target(
     workspace: CopyWorkspace, make
 ) -> None:

@@ -1,10 +1,15 @@
-"""Pick the tests most likely affected by a set of changed files.
+"""Pick the tests most likely affected by a set of changed files, closest first.
 
 A small import scan: a test file is related when it is a changed file itself, imports a
 changed module (or the package that holds it), or is named for it (`test_<stem>.py`).
 With the index's file graph, test files that import or reference a changed file are added
 (this catches names re-exported through a package `__init__`). Go maps a changed file to
 its package directory. Rust and unknown languages get none; the caller runs the wider suite.
+
+The order is how directly a test bears on the change: changed tests, then tests named for
+a changed module, then importers, then tests the graph alone links; within each, tests
+nearer the changed files first. An edit to a hub module relates to most of a suite, and
+a caller that can afford only some of it runs the head of this list.
 """
 
 from __future__ import annotations
@@ -85,36 +90,40 @@ def _under(rel: str, dirs: list[str]) -> bool:
     return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
-def _python_related(root: Path, changed: list[str]) -> list[str]:
+# How directly a test file bears on the change; lower runs first.
+_CHANGED, _NAMED, _IMPORTS, _GRAPH = range(4)
+
+
+def _python_related(root: Path, changed: list[str]) -> dict[str, int]:
     changed_py = [c for c in changed if c.endswith(".py")]
     if not changed_py:
-        return []
+        return {}
     modules = set().union(*(_module_names(c) for c in changed_py if not _is_py_test(c)))
     stems = {posixpath.basename(c).removesuffix(".py") for c in changed_py}
-    out = {c for c in changed_py if _is_py_test(c) and (root / c).exists()}
+    out = {c: _CHANGED for c in changed_py if _is_py_test(c) and (root / c).exists()}
     for rel in _walk(root, (".py",)):
         if not _is_py_test(rel) or rel in out:
             continue
         stem = posixpath.basename(rel).removesuffix(".py").removeprefix("test_").removesuffix("_test")
         if stem in stems:
-            out.add(rel)
+            out[rel] = _NAMED
             continue
         try:
             text = (root / rel).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         if modules & _py_imports(text):
-            out.add(rel)
+            out[rel] = _IMPORTS
     # Tests outside the configured testpaths (examples, vendored code) are not the suite.
     testpaths = pytest_testpaths(root)
-    return sorted(r for r in out if not testpaths or _under(r, testpaths))
+    return {r: tier for r, tier in out.items() if not testpaths or _under(r, testpaths)}
 
 
-def _js_related(root: Path, changed: list[str]) -> list[str]:
+def _js_related(root: Path, changed: list[str]) -> dict[str, int]:
     changed_js = {c.rsplit(".", 1)[0] for c in changed if c.endswith(_JS_EXT)}
     if not changed_js:
-        return []
-    out = {c for c in changed if _is_js_test(c) and (root / c).exists()}
+        return {}
+    out = {c: _CHANGED for c in changed if _is_js_test(c) and (root / c).exists()}
     for rel in _walk(root, _JS_EXT):
         if not _is_js_test(rel) or rel in out:
             continue
@@ -127,9 +136,9 @@ def _js_related(root: Path, changed: list[str]) -> list[str]:
             target = posixpath.normpath(posixpath.join(base, spec))
             target = target.rsplit(".", 1)[0] if target.endswith(_JS_EXT) else target
             if target in changed_js or f"{target}/index" in changed_js:
-                out.add(rel)
+                out[rel] = _IMPORTS
                 break
-    return sorted(out)
+    return out
 
 
 def _go_related(changed: list[str]) -> list[str]:
@@ -149,19 +158,40 @@ def graph_related(graph: FileGraph, changed: list[str], is_test: Callable[[str],
     }
 
 
+def _shared_depth(rel: str, changed: list[str]) -> int:
+    """Directories the test shares with the nearest changed file (`pkg/a/tests` and `pkg/a/x.py`: 2)."""
+    parts = posixpath.dirname(rel).split("/")
+    best = 0
+    for other in changed:
+        common = 0
+        for a, b in zip(parts, posixpath.dirname(other).split("/"), strict=False):
+            if a != b:
+                break
+            common += 1
+        best = max(best, common)
+    return best
+
+
+def _ranked(found: dict[str, int], changed: list[str]) -> list[str]:
+    return sorted(found, key=lambda rel: (found[rel], -_shared_depth(rel, changed), rel))
+
+
 def related_tests(root: Path, changed: list[str], runner: str, graph: FileGraph | None = None) -> list[str]:
-    """Targets for the test runner named `runner` (a `CommandSpec.name`), sorted."""
+    """Targets for the test runner named `runner` (a `CommandSpec.name`), closest first."""
     if runner in ("pytest", "sympy bin/test"):
-        found = set(_python_related(root, changed))
+        found = _python_related(root, changed)
         if graph is not None:
             testpaths = pytest_testpaths(root)
-            found |= {t for t in graph_related(graph, changed, _is_py_test) if not testpaths or _under(t, testpaths)}
-        return sorted(found)
+            for test in graph_related(graph, changed, _is_py_test):
+                if not testpaths or _under(test, testpaths):
+                    found.setdefault(test, _GRAPH)
+        return _ranked(found, changed)
     if runner == "go test":
         return _go_related(changed)
     if runner.endswith(" test") and runner.split()[0] in ("npm", "yarn", "pnpm"):
-        found = set(_js_related(root, changed))
+        found = _js_related(root, changed)
         if graph is not None:
-            found |= graph_related(graph, changed, _is_js_test)
-        return sorted(found)
+            for test in graph_related(graph, changed, _is_js_test):
+                found.setdefault(test, _GRAPH)
+        return _ranked(found, changed)
     return []

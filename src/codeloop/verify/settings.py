@@ -37,6 +37,9 @@ class VerifySettings(BaseModel):
     # Failure kinds that block `finish` when new; security blocks on new high findings only.
     block_on: list[str] = Field(default_factory=lambda: list(GATE_KINDS))
     block_on_security: bool = True
+    # Related test files run at most, the closest first: an edit to a hub module relates to
+    # most of a suite, which the wider run (as the budget allows) covers instead.
+    max_related_files: int = Field(default=40, ge=1)
     # Run failing tests the baseline never ran on the original files, once, to tell new from old.
     backfill_baseline: bool = True
     max_output_bytes: int = Field(default=256_000, gt=1000)

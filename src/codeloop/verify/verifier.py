@@ -262,6 +262,10 @@ class Verifier:
             return self._verification("after", runs, notes)
         graph = self.graph() if self.graph and spec.target_command else None
         related = related_tests(self.root, self._changed(), spec.name, graph) if spec.target_command else []
+        if len(related) > self.settings.max_related_files:
+            notes.append(f"related tests: ran the {self.settings.max_related_files} closest of "
+                         f"{len(related)} test files (max_related_files); the others are not verified")
+            related = related[: self.settings.max_related_files]
         wider = self.settings.baseline_target if spec.target_command else None
         remaining = self.settings.time_budget_s - self._spent_s
         estimate = self._durations.get(wider or "full")
