@@ -340,3 +340,28 @@ def test_finishing_without_edits_runs_nothing(workspace: CopyWorkspace, make) ->
     decision, ran = verifier.check_finish()
     assert decision.allow and ran is None and verifier.runs == []
     assert "nothing to verify" in decision.message
+
+
+@pytest.mark.parametrize("hang_before", [True, False])
+def test_a_related_run_that_times_out_is_timed_on_the_original_files(
+    tmp_path: Path, write_tree, sandbox, base_settings, hang_before: bool
+) -> None:
+    # test_slow imports pkg.calc, so it is related to an edit there; the baseline never ran it.
+    slow = "import time\n\nfrom pkg import calc\n\n\ndef test_wait():\n    time.sleep(60)\n"
+    quick = "from pkg import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+    repo = write_tree(tmp_path / "repo", {**PROJECT, "tests/test_slow.py": slow if hang_before else quick})
+    workspace = CopyWorkspace(repo, tmp_path / "state")
+    config = {**base_settings, **NO_CHECKS, "baseline_target": "tests/test_text.py", "test_timeout_s": 4}
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=lambda _: None,
+                      services={"verify_config": config})
+    ensure_baseline(ctx)
+    if not hang_before:  # the edit brings the hang
+        workspace.write("tests/test_slow.py", slow.encode())
+    edit(workspace, "pkg/calc.py", "return a * b", "return b * a")
+    decision = gate_finish(ctx)
+    verifier = ctx.services["verifier"]
+    assert isinstance(verifier, Verifier)
+    timed = [(r.outcome, pristine) for r, pristine in verifier.runs if r.scope.startswith("related:")]
+    assert timed == [("timeout", False), ("timeout" if hang_before else "passed", True)]
+    # Timing out before the edits too, it is how the tests were; otherwise the edits did it.
+    assert decision.allow is hang_before, decision.message

@@ -143,6 +143,8 @@ class Verifier:
         self._durations: dict[str, float] = {}
         # Test files already run on the original files to fill gaps in the baseline.
         self._backfilled: set[str] = set()
+        # Scopes of timed-out runs already run on the original files.
+        self._timeouts_checked: set[str] = set()
         # The last result of each (command as shown, edits' fingerprint), to reuse.
         self._results: dict[tuple[str, str], RunResult] = {}
         # Runs on the untouched tree not yet handed out for the event log (`take_pristine`).
@@ -272,7 +274,8 @@ class Verifier:
         run_wider = estimate is None or estimate <= remaining
         # Related tests inside the configured wider target would only run twice in this call.
         if related and not (run_wider and wider and set(related) <= set(split_targets(wider))):
-            runs.append(self._run_test_spec(related, "related: " + " ".join(related)))
+            run = self._run_test_spec(related, "related: " + " ".join(related))
+            runs += [run, *self._timeout_before_edits(run, related, notes)]
         if run_wider:
             runs.append(self._run_test_spec(split_targets(wider) if wider else None, wider or "full"))
         else:
@@ -310,6 +313,31 @@ class Verifier:
                               "before the edits: " + " ".join(wanted))
         self._record(run, pristine=True, latest=False)
         return [run, *self._confirm_alone(spec, wanted, limits)]
+
+    def _timeout_before_edits(self, run: RunResult, targets: list[str], notes: list[str]) -> list[RunResult]:
+        """Run a timed-out run's tests once on the original files, under the same label: the
+        baseline never ran them, and only a timeout there too shows it is not the edits'
+        doing (pydicom's tests wait on downloads a sandbox without network cannot make)."""
+        spec = self.plan.test
+        if (
+            run.outcome != "timeout" or spec is None or self.originals is None
+            or not self.settings.backfill_baseline or run.scope in self._timeouts_checked
+        ):
+            return []
+        self._timeouts_checked.add(run.scope)
+        remaining = self.settings.time_budget_s - self._spent_s
+        if remaining < run.duration_ms / 1000:
+            notes.append(f"the timed-out tests were not run on the original files: {max(0.0, remaining):.0f}s "
+                         "of the verification budget is left")
+            return []
+        limits = self._limits(self.settings.test_timeout_s)
+        with original_tree(self.root, self._changed(), self.originals):
+            before = run_command(spec, self.sandbox, self.root, limits, self.settings.env, targets, run.scope)
+        self._record(before, pristine=True, latest=False)
+        if before.outcome != "timeout":
+            notes.append(f"the timed-out tests completed in {before.duration_ms / 1000:.0f}s on the original "
+                         "files: the edits made them slower or hang")
+        return [before]
 
     def _confirm_alone(self, spec: CommandSpec, files: list[str], limits: Limits) -> list[RunResult]:
         """Run alone, on the edited files, the backfilled files whose new failures pass alone on
