@@ -180,6 +180,16 @@ def test_sphinx_environments_get_the_roman_module_docutils_dropped(tmp_path: Pat
     assert not any("roman" in step for step in other)
 
 
+def test_pydicom_environments_hold_the_test_data_its_tests_would_download(tmp_path: Path) -> None:
+    pydicom = spec_for("pydicom/pydicom", "2.3")
+    steps = [step for step, _ in EnvBuilder(tmp_path)._recipe(pydicom, tmp_path, tmp_path, "HEAD", tmp_path)]
+    data = [step for step in steps if "pydicom-data" in step]
+    # Optional: a build where it cannot be installed still succeeds.
+    assert len(data) == 1 and data[0].startswith("python -m pip install pydicom-data ||")
+    other = [step for step, _ in EnvBuilder(tmp_path)._recipe(SPEC, tmp_path, tmp_path, "HEAD", tmp_path)]
+    assert not any("pydicom-data" in step for step in other)
+
+
 def test_pip_constraints_keep_every_spec_pin_and_exclude_pytest_cov_that_old_pytest_rejects(
 ) -> None:
     from packaging.requirements import Requirement

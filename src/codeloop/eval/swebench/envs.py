@@ -71,6 +71,11 @@ _SUBMODULE_RELEASES: dict[tuple[str, str], tuple[str, ...]] = {
 # Packages a repository imports that its pins no longer bring in: docutils 0.21+ stopped
 # shipping the top-level `roman` module that sphinx 3.x's LaTeX builder imports.
 _MISSING_DEPENDENCIES: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("roman",)}
+# Data files tests download at run time, installed from PyPI at build time instead: the
+# sandbox has no network, and pydicom's download helper retries each file for 21 s (its
+# tests then time out). pydicom finds `pydicom-data` through its external-sources hook.
+# Optional: without it those tests fail before and after an edit alike.
+_TEST_DATA: dict[str, tuple[str, ...]] = {"pydicom/pydicom": ("pydicom-data",)}
 
 
 class EnvUnavailable(CodeloopError):
@@ -352,6 +357,11 @@ class EnvBuilder:
         if missing:
             steps.append((f"python -m pip install {' '.join(missing)}",
                           "install dependencies the pins no longer bring in"))
+        data = _TEST_DATA.get(spec.repo, ())
+        if data:
+            steps.append((f"python -m pip install {' '.join(data)} || echo 'test data not installed:"
+                          " tests that download it will fail for want of the network'",
+                          "install the data files the tests would download"))
         if spec.runner == "pytest":
             steps.append(("python -c 'import pytest' || python -m pip install pytest",
                           "make sure pytest is there"))
