@@ -162,6 +162,10 @@ def test_limits_are_in_force_inside(
     assert soft["Max open files"] == "99"
     assert soft["Max cpu time"] == "33"
     assert soft["Max core file size"] == "0"
+    # Unset, the CPU limit is the timeout: a long test run ends by its deadline, not SIGXCPU.
+    longer = BwrapSandbox(capabilities=caps).run(
+        "cat /proc/self/limits", cwd=tmp_path, limits=Limits(timeout_s=1234.2))
+    assert "Max cpu time              1235 " in longer.output, longer.output
 
 
 def test_git_works_on_the_workspace_repository(repo: Path, tmp_path: Path,

@@ -93,6 +93,8 @@ def test_case32_cpu_spin_and_sleep_forever_are_stopped(box: Box) -> None:
     capped = box.run("python3 -c 'while True: pass'", cpu_s=1, timeout_s=30)
     assert not capped.timed_out
     assert capped.exit_code != 0
+    # Killed by the limit below the shell: named, so a test runner's crash is not a mystery.
+    assert capped.killed_reason is not None and "SIGXCPU" in capped.killed_reason
     sleeper = box.run("sleep 100000", timeout_s=1)
     assert sleeper.timed_out
     assert _host_processes_with("sleep 100000") == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -15,7 +16,13 @@ class Limits:
     max_processes: int = 256
     max_file_mb: int = 1024
     max_open_files: int = 1024
-    cpu_s: int = 600
+    # CPU seconds per process; None: as many as the timeout has wall seconds, so a long
+    # single-threaded test run ends by its deadline, not by SIGXCPU before it.
+    cpu_s: int | None = None
+
+    @property
+    def cpu_seconds(self) -> int:
+        return self.cpu_s if self.cpu_s is not None else max(1, math.ceil(self.timeout_s))
 
 
 @dataclass

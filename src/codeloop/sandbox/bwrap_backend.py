@@ -32,15 +32,22 @@ _RUNS_DIR = "sandbox-runs"
 _PRLIMIT = "/usr/bin/prlimit"
 
 
-def _rlimit_values(limits: Limits) -> list[tuple[int, str, int]]:
+# Hard CPU limit past the soft one: the soft limit sends SIGXCPU, which names the cause in
+# the exit status (152); at the hard limit the kernel's SIGKILL would look like any kill.
+_CPU_GRACE_S = 5
+
+
+def _rlimit_values(limits: Limits) -> list[tuple[int, str, int, int]]:
+    """(resource, prlimit name, soft, hard) for each limit."""
     mb = 1 << 20
+    cpu = limits.cpu_seconds
     return [
-        (resource.RLIMIT_AS, "as", limits.memory_mb * mb),
-        (resource.RLIMIT_FSIZE, "fsize", limits.max_file_mb * mb),
-        (resource.RLIMIT_NPROC, "nproc", limits.max_processes),
-        (resource.RLIMIT_NOFILE, "nofile", limits.max_open_files),
-        (resource.RLIMIT_CPU, "cpu", limits.cpu_s),
-        (resource.RLIMIT_CORE, "core", 0),
+        (resource.RLIMIT_AS, "as", limits.memory_mb * mb, limits.memory_mb * mb),
+        (resource.RLIMIT_FSIZE, "fsize", limits.max_file_mb * mb, limits.max_file_mb * mb),
+        (resource.RLIMIT_NPROC, "nproc", limits.max_processes, limits.max_processes),
+        (resource.RLIMIT_NOFILE, "nofile", limits.max_open_files, limits.max_open_files),
+        (resource.RLIMIT_CPU, "cpu", cpu, cpu + _CPU_GRACE_S),
+        (resource.RLIMIT_CORE, "core", 0, 0),
     ]
 
 
@@ -52,11 +59,11 @@ def _rlimits(limits: Limits) -> tuple[list[str], Callable[[], None] | None]:
     """
     values = _rlimit_values(limits)
     if os.access(_PRLIMIT, os.X_OK):
-        return [_PRLIMIT, *(f"--{name}={value}" for _, name, value in values), "--"], None
+        return [_PRLIMIT, *(f"--{name}={soft}:{hard}" for _, name, soft, hard in values), "--"], None
 
     def apply() -> None:
-        for which, _, value in values:
-            resource.setrlimit(which, (value, value))
+        for which, _, soft, hard in values:
+            resource.setrlimit(which, (soft, hard))
 
     return [], apply
 

@@ -52,7 +52,7 @@ def docker_argv(command: str, workspace_path: Path, cwd: Path, limits: Limits, i
         f"--pids-limit={limits.max_processes}",
         f"--ulimit=nofile={limits.max_open_files}:{limits.max_open_files}",
         f"--ulimit=fsize={limits.max_file_mb * 1024 * 1024}:{limits.max_file_mb * 1024 * 1024}",
-        f"--ulimit=cpu={limits.cpu_s}:{limits.cpu_s}",
+        f"--ulimit=cpu={limits.cpu_seconds}:{limits.cpu_seconds + 5}",  # SIGXCPU before SIGKILL
         f"--user={user[0]}:{user[1]}", "--env=HOME=/tmp",
         f"--volume={workspace_path}:{workspace_path}:rw",
     ]

@@ -16,6 +16,8 @@ from codeloop.sandbox.base import CommandResult
 from codeloop.sandbox.capture import HeadTail
 
 _CHUNK = 1 << 16
+_LIMIT_EXITS = {128 + signal.SIGXCPU: "CPU time limit, SIGXCPU",
+                128 + signal.SIGXFSZ: "file size limit, SIGXFSZ"}
 # After the main process exits, a straggler may still hold the pipe open; wait this long.
 _DRAIN_S = 0.5
 
@@ -38,7 +40,8 @@ class ProcessOutcome:
                 return f"signal {signal.Signals(-self.exit_code).name}"
             except ValueError:
                 return f"signal {-self.exit_code}"
-        return None
+        # A shell (or bwrap) in between reports a child a limit killed as 128 + the signal.
+        return _LIMIT_EXITS.get(self.exit_code) if self.exit_code is not None else None
 
     def result(self, backend: str, notes: list[str] | None = None) -> CommandResult:
         """The outcome as a backend reports it."""
