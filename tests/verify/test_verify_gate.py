@@ -44,6 +44,23 @@ def test_compare_new_fixed_and_still_failing() -> None:
     assert result.still_failing == {}
 
 
+def test_tests_of_a_file_that_did_not_import_before_say_no_baseline_was_possible() -> None:
+    # The test patch imports a name only the fix adds: at baseline the file is one error.
+    error = Failure(kind="error", test_id="tests/test_ops.py", file="tests/test_ops.py",
+                    message="ImportError: cannot import name 'push'", tool="pytest")
+    base = ledger(suite_run([error], ["tests/test_other.py::test_ok"]))
+    latest = ledger(suite_run([failing("tests/test_ops.py::test_mean"), failing("tests/test_new.py::test_x")],
+                              ["tests/test_ops.py::test_push"]))
+    result = compare(base, latest)
+    assert result.unbaselined == {"tests/test_ops.py::test_mean", "tests/test_new.py::test_x"}
+    assert result.unimportable == {"tests/test_ops.py::test_mean"}
+    decision = check_finish(base, latest, [])
+    assert not decision.allow
+    assert "test_mean (tests/test_a.py:3) - assert 1 == 2 [no baseline possible: its file did not import" \
+        in decision.message
+    assert "test_x (tests/test_a.py:3) - assert 1 == 2 [not covered by the baseline run]" in decision.message
+
+
 def test_findings_are_matched_without_line_numbers_and_counted() -> None:
     unused = Failure(kind="lint", file="app.py", line=3, rule="F401", message="`os` imported but unused", tool="ruff")
     moved = unused.model_copy(update={"line": 9})

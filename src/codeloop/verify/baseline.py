@@ -60,6 +60,15 @@ class Comparison:
     still_failing: dict[str, Failure] = field(default_factory=dict)
     # New failures whose key the baseline never saw (it did not run them), a subset of `new`.
     unbaselined: set[str] = field(default_factory=set)
+    # Of those, the tests whose file did not even import at baseline: no run before the edits
+    # can say whether they failed then (a test patch that imports a name only the fix adds).
+    unimportable: set[str] = field(default_factory=set)
+
+    def why_no_baseline(self, key: str) -> str:
+        """A marker for a listed failure the baseline cannot speak for, else ""."""
+        if key in self.unimportable:
+            return " [no baseline possible: its file did not import before the edits]"
+        return " [not covered by the baseline run]" if key in self.unbaselined else ""
 
 
 def compare(baseline: Ledger, latest: Ledger) -> Comparison:
@@ -73,6 +82,16 @@ def compare(baseline: Ledger, latest: Ledger) -> Comparison:
                 result.new[key] = status.failure
                 if before is None:
                     result.unbaselined.add(key)
+                    if _file_failed_to_import(baseline, status.failure):
+                        result.unimportable.add(key)
         elif before is not None and before.failing and before.failure is not None:
             result.fixed[key] = before.failure
     return result
+
+
+def _file_failed_to_import(baseline: Ledger, failure: Failure) -> bool:
+    if not failure.test_id or "::" not in failure.test_id:
+        return False
+    before = baseline.entries.get(failure.test_id.split("::", 1)[0])
+    return before is not None and before.failing and before.failure is not None \
+        and before.failure.kind == "error"

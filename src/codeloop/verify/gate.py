@@ -37,11 +37,10 @@ def blocks(failure: Failure, block_on: Iterable[str] = GATE_KINDS, block_on_secu
     return failure.kind in set(block_on) and failure.severity != "warning"
 
 
-def _listing(failures: dict[str, Failure], unbaselined: set[str] | None = None) -> list[str]:
-    unbaselined = unbaselined or set()
+def _listing(failures: dict[str, Failure], comparison: Comparison | None = None) -> list[str]:
     lines = []
     for key, failure in list(failures.items())[:_LIST_AT_MOST]:
-        note = " [not covered by the baseline run]" if key in unbaselined else ""
+        note = comparison.why_no_baseline(key) if comparison is not None else ""
         lines.append(f"- {failure.headline()}{note}")
         if failure.trace:
             lines += [f"    {t}" for t in failure.trace.splitlines()[-8:]]
@@ -91,13 +90,13 @@ def check_finish(
             if repeated
             else f"{len(history)} fix round(s) used, the maximum is {max_fix_rounds}"
         )
-        message = "\n".join([f"Cannot finish and escalating to a human: {why}.", *_listing(blocking, comparison.unbaselined)])
+        message = "\n".join([f"Cannot finish and escalating to a human: {why}.", *_listing(blocking, comparison)])
         return GateDecision(False, message, escalate=True, blocking=list(blocking.values()),
                             comparison=comparison, round=attempt)
     lines = [
         f"Not finished: your changes leave {len(blocking)} new failure(s) that were not failing before "
         f"(fix round {attempt} of {max_fix_rounds}). Fix them, re-run the tests, then finish.",
-        *_listing(blocking, comparison.unbaselined),
+        *_listing(blocking, comparison),
     ]
     if comparison.still_failing:
         lines.append(f"({len(comparison.still_failing)} failure(s) were already failing before your edits; they do not block.)")

@@ -58,7 +58,7 @@ class Verification:
         if new:
             lines.append(f"NEW failures (not failing before your edits): {len(new)}")
             for key, failure in list(new.items())[:20]:
-                lines.append(f"- {failure.headline()}" + (" [no baseline]" if key in c.unbaselined else ""))
+                lines.append(f"- {failure.headline()}{c.why_no_baseline(key)}")
                 lines += [f"    {t}" for t in failure.trace.splitlines()[-6:]]
         if len(c.new) > len(new):
             lines.append(f"{len(c.new) - len(new)} other new failure(s) from earlier runs still stand")
