@@ -12,9 +12,6 @@ query is run again.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
 import threading
 import time
 from collections import OrderedDict
@@ -23,13 +20,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from codeloop.index import store
-from codeloop.index.analyse import Analysis, analyse, chunk_terms, decode
-from codeloop.index.chunks import Chunk
+from codeloop.index.analyse import Analysis, analyse, decode
 from codeloop.index.graph import FileGraph, build_graph
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
-from codeloop.index.lexical import LexicalBuilder, LexicalIndex
-from codeloop.index.terms import path_terms, query_terms, split_identifier, terms
+from codeloop.index.term_indexes import TermIndexes
+from codeloop.index.terms import query_terms
 from codeloop.index.walker import MAX_FILE_BYTES, WalkedFile, is_ignored, skipped_by_name, walk
 
 SWEEP_INTERVAL_S = 5.0
@@ -39,17 +35,6 @@ RECENT_LINES = 60_000
 _MAX_RETRIES = 2
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 T = TypeVar("T")
-
-
-def release_free_memory() -> None:
-    """Hand memory freed after a build back to the OS: the identifier-split cache filled by
-    tokenising every file, and the free heap the build's term lists leave behind (glibc
-    keeps it unless asked to trim)."""
-    split_identifier.cache_clear()
-    gc.collect()
-    # Not glibc (macOS, musl): nothing to trim, only a higher resident size.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 class RepoIndex:
@@ -66,24 +51,18 @@ class RepoIndex:
         _record_origin(self.dir, self.root, seed)
         self.sweep_interval = sweep_interval
         self._lock = threading.RLock()
-        self._chunks = LexicalIndex()
-        self._files = LexicalIndex()
+        self._terms = TermIndexes(self.root, self.dir, self.db)
         self._graph: FileGraph | None = None
         self._generation = 0
         self._memo: dict[str, object] = {}
         self._recent_lines: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
         self._recent_line_count = 0
-        # During a cold build the terms go straight to base-index builders, not the overlay.
-        self._bulk: tuple[LexicalBuilder, LexicalBuilder] | None = None
-        # During a sweep that changes more files than the overlay takes (a checkout moved to
-        # another commit), the lexical indexes are left alone and rebuilt once at the end.
-        self._deferred = False
         self._last_sweep = 0.0
         self._head = git_head(self.root)
         # A copied workspace has no .git of its own: its history is its source's.
         self._history_root = seed if self._head is None and seed is not None else self.root
         self._history: tuple[str | None, CommitSearch] | None = None
-        self._load_lexical()
+        self._terms.load()
 
     def close(self) -> None:
         if self._sweeper is not None:
@@ -102,10 +81,7 @@ class RepoIndex:
             known = {str(p): (int(s), int(m), str(h)) for p, s, m, h in
                      self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
             seen: set[str] = set()
-            if len(self._chunks) == 0 and len(self._files) == 0:
-                self._bulk = (LexicalBuilder(), LexicalBuilder())
-            else:
-                self._deferred = self._files.needs_rebuild(_stat_changes(entries, known))
+            self._terms.begin_sweep(_stat_changes(entries, known))
             self.db.execute("BEGIN")
             try:
                 for entry in entries:
@@ -128,16 +104,9 @@ class RepoIndex:
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
-                self._bulk, self._deferred = None, False
+                self._terms.abort_sweep()
                 raise
-            bulk, self._bulk = self._bulk, None
-            deferred, self._deferred = self._deferred, False
-            if bulk is not None and len(bulk[0]):
-                self._build_lexical(*bulk)
-                stats.lexical_rebuilt = True
-            elif deferred or self._chunks.needs_rebuild() or self._files.needs_rebuild():
-                self._rebuild_lexical()
-                stats.lexical_rebuilt = True
+            stats.lexical_rebuilt = self._terms.end_sweep()
             self._last_sweep = time.monotonic()
             self._head = git_head(self.root)
             stats.seconds = time.perf_counter() - started
@@ -210,11 +179,7 @@ class RepoIndex:
 
     def _drop(self, rel: str) -> None:
         self._changed()
-        for chunk_id in store.delete_file_rows(self.db, rel):
-            if not self._deferred:
-                self._chunks.remove(str(chunk_id))
-        if not self._deferred:
-            self._files.remove(rel)
+        self._terms.remove(rel, store.delete_file_rows(self.db, rel))
 
     def _insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
         self._changed()
@@ -223,18 +188,13 @@ class RepoIndex:
                    (rel, size, mtime_ns, digest, a.language, int(a.indexed), a.lines))
         if not a.indexed:
             return
+        chunk_docs = []
         for chunk, toks in zip(a.chunks, a.chunk_terms, strict=True):
             cur = db.execute("INSERT INTO chunks(path, start_line, end_line, symbol) "
                              "VALUES (?,?,?,?)", (rel, chunk.start_line, chunk.end_line,
                                                   chunk.symbol))
-            if self._bulk is not None:
-                self._bulk[0].add(str(cur.lastrowid), toks)
-            elif not self._deferred:
-                self._chunks.add(str(cur.lastrowid), toks)
-        if self._bulk is not None:
-            self._bulk[1].add(rel, a.file_terms)
-        elif not self._deferred:
-            self._files.add(rel, a.file_terms)
+            chunk_docs.append((str(cur.lastrowid), toks))
+        self._terms.add(rel, chunk_docs, a.file_terms)
         db.executemany("INSERT INTO defs VALUES (?,?,?,?,?,?,?)", [
             (rel, d.name, d.kind, d.start_line, d.end_line, d.signature, d.parent)
             for d in a.symbols.definitions])
@@ -242,81 +202,6 @@ class RepoIndex:
             (rel, r.name, r.line, r.kind) for r in a.symbols.references])
         db.executemany("INSERT INTO imports VALUES (?,?)", [
             (rel, m) for m in a.symbols.imports])
-
-    # --- the lexical indexes ------------------------------------------------------------
-
-    def _load_lexical(self) -> None:
-        chunks = LexicalIndex.load(self.dir / "chunks")
-        files = LexicalIndex.load(self.dir / "files")
-        if chunks is None or files is None:
-            if self.db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
-                self._rebuild_lexical()
-            return
-        self._chunks, self._files = chunks, files
-        self._reconcile()
-        if self._chunks.needs_rebuild() or self._files.needs_rebuild():
-            self._rebuild_lexical()
-
-    def _reconcile(self) -> None:
-        """Mask base documents that no longer exist and overlay the ones added since the build."""
-        rows = self._chunk_rows()
-        by_path: dict[str, list[tuple[str, Chunk]]] = {}
-        for key, path, chunk in rows:
-            by_path.setdefault(path, []).append((key, chunk))
-        base_chunks = set(self._chunks.base_keys())
-        for key in base_chunks - {k for k, _, _ in rows}:
-            self._chunks.remove(key)
-        base_files = set(self._files.base_keys())
-        for path in base_files - by_path.keys():
-            self._files.remove(path)
-        fresh = {p: cs for p, cs in by_path.items()
-                 if any(k not in base_chunks for k, _ in cs) or p not in base_files}
-        for path, docs in self._tokens_from_disk(fresh):
-            for key, toks in docs:
-                self._chunks.add(key, toks) if key != path else self._files.add(key, toks)
-
-    def _chunk_rows(self) -> list[tuple[str, str, Chunk]]:
-        return [(str(i), str(p), Chunk(int(s), int(e), str(sym))) for i, p, s, e, sym in
-                self.db.execute("SELECT id, path, start_line, end_line, symbol FROM chunks "
-                                "ORDER BY path, start_line")]
-
-    def _tokens_from_disk(self, by_path: dict[str, list[tuple[str, Chunk]]]
-                          ) -> Iterable[tuple[str, list[tuple[str, list[str]]]]]:
-        """Per file: (chunk key, terms) for each chunk, then (path, file terms)."""
-        for path, chunks in by_path.items():
-            try:
-                lines = decode((self.root / path).read_bytes()).splitlines()
-            except OSError:
-                continue
-            prefix = path_terms(path)
-            docs = [(key, chunk_terms(path, lines, c, prefix)) for key, c in chunks]
-            names = [str(r[0]) for r in
-                     self.db.execute("SELECT name FROM defs WHERE path=?", (path,))]
-            file_terms = prefix * 2 + [t for n in names for t in terms(n)]
-            for _key, toks in docs:
-                file_terms.extend(toks[len(prefix):])
-            yield path, [*docs, (path, file_terms)]
-
-    def _rebuild_lexical(self) -> None:
-        by_path: dict[str, list[tuple[str, Chunk]]] = {}
-        for key, path, chunk in self._chunk_rows():
-            by_path.setdefault(path, []).append((key, chunk))
-        chunk_docs, file_docs = LexicalBuilder(), LexicalBuilder()
-        for _path, docs in self._tokens_from_disk(by_path):
-            for key, toks in docs[:-1]:
-                chunk_docs.add(key, toks)
-            file_docs.add(*docs[-1])
-        del by_path
-        self._build_lexical(chunk_docs, file_docs)
-
-    def _build_lexical(self, chunk_docs: LexicalBuilder, file_docs: LexicalBuilder) -> None:
-        self._chunks = LexicalIndex()
-        self._chunks.adopt(chunk_docs)
-        self._files = LexicalIndex()
-        self._files.adopt(file_docs)
-        self._chunks.save(self.dir / "chunks")
-        self._files.save(self.dir / "files")
-        release_free_memory()
 
     # --- serving (every result is checked against the disk first) -----------------------
 
@@ -379,7 +264,7 @@ class RepoIndex:
         q = list(query_terms(query))
 
         def produce() -> list[ChunkHit]:
-            found = self._chunks.search(q, limit)
+            found = self._terms.chunks.search(q, limit)
             if not found:
                 return []
             scores = {int(k): s for k, s in found}
@@ -403,7 +288,7 @@ class RepoIndex:
         """Files by BM25 over their whole text (no freshness check: paths, not content)."""
         self.ensure_fresh()
         with self._lock:
-            return self._files.search(list(query_terms(query)), limit)
+            return self._terms.files.search(list(query_terms(query)), limit)
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
         """Definitions named `name` (or `Parent.name`); exact first, then prefix matches."""

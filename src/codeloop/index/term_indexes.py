@@ -1,0 +1,166 @@
+"""The two BM25 indexes of a repository, its chunks and its whole files, kept in step with
+its store: loaded from disk and reconciled, changed file by file, or rebuilt in bulk.
+
+A sweep over a cold index feeds base-index builders directly (`bulk`); a sweep that
+changes more files than the in-memory overlay takes (a checkout moved to another commit)
+leaves the indexes alone (`deferred`) and rebuilds them once at its end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from codeloop.index.analyse import chunk_terms, decode
+from codeloop.index.chunks import Chunk
+from codeloop.index.lexical import LexicalBuilder, LexicalIndex
+from codeloop.index.terms import path_terms, split_identifier, terms
+
+
+class TermIndexes:
+    """Chunk and file BM25 indexes over the store `db` of the tree at `root`, saved in `directory`."""
+
+    def __init__(self, root: Path, directory: Path, db: sqlite3.Connection) -> None:
+        self.root, self.dir, self.db = root, directory, db
+        self.chunks = LexicalIndex()
+        self.files = LexicalIndex()
+        self._bulk: tuple[LexicalBuilder, LexicalBuilder] | None = None
+        self._deferred = False
+
+    # --- a sweep ------------------------------------------------------------------------
+
+    def begin_sweep(self, changes: int) -> None:
+        """Before a sweep that will look at `changes` files."""
+        if len(self.chunks) == 0 and len(self.files) == 0:
+            self._bulk = (LexicalBuilder(), LexicalBuilder())
+        else:
+            self._deferred = self.files.needs_rebuild(changes)
+
+    def abort_sweep(self) -> None:
+        self._bulk, self._deferred = None, False
+
+    def end_sweep(self) -> bool:
+        """Build or rebuild what the sweep left to its end; whether anything was rebuilt."""
+        bulk, self._bulk = self._bulk, None
+        deferred, self._deferred = self._deferred, False
+        if bulk is not None and len(bulk[0]):
+            self._build(*bulk)
+            return True
+        if deferred or self.chunks.needs_rebuild() or self.files.needs_rebuild():
+            self.rebuild()
+            return True
+        return False
+
+    # --- one file -----------------------------------------------------------------------
+
+    def add(self, rel: str, chunk_docs: Iterable[tuple[str, list[str]]], file_terms: list[str]) -> None:
+        """Index a file's chunks (by store id) and its whole text."""
+        if self._bulk is not None:
+            for key, toks in chunk_docs:
+                self._bulk[0].add(key, toks)
+            self._bulk[1].add(rel, file_terms)
+        elif not self._deferred:
+            for key, toks in chunk_docs:
+                self.chunks.add(key, toks)
+            self.files.add(rel, file_terms)
+
+    def remove(self, rel: str, chunk_ids: Iterable[int]) -> None:
+        if self._deferred:
+            return
+        for chunk_id in chunk_ids:
+            self.chunks.remove(str(chunk_id))
+        self.files.remove(rel)
+
+    # --- whole indexes ------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Take the saved indexes, brought up to date with the store; rebuild when missing."""
+        chunks = LexicalIndex.load(self.dir / "chunks")
+        files = LexicalIndex.load(self.dir / "files")
+        if chunks is None or files is None:
+            if self.db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+                self.rebuild()
+            return
+        self.chunks, self.files = chunks, files
+        self._reconcile()
+        if self.chunks.needs_rebuild() or self.files.needs_rebuild():
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        by_path = _by_path(self._chunk_rows())
+        chunk_docs, file_docs = LexicalBuilder(), LexicalBuilder()
+        for _path, docs in self._tokens_from_disk(by_path):
+            for key, toks in docs[:-1]:
+                chunk_docs.add(key, toks)
+            file_docs.add(*docs[-1])
+        del by_path
+        self._build(chunk_docs, file_docs)
+
+    def _build(self, chunk_docs: LexicalBuilder, file_docs: LexicalBuilder) -> None:
+        self.chunks = LexicalIndex()
+        self.chunks.adopt(chunk_docs)
+        self.files = LexicalIndex()
+        self.files.adopt(file_docs)
+        self.chunks.save(self.dir / "chunks")
+        self.files.save(self.dir / "files")
+        release_free_memory()
+
+    def _reconcile(self) -> None:
+        """Mask base documents that no longer exist and overlay the ones added since the build."""
+        rows = self._chunk_rows()
+        by_path = _by_path(rows)
+        base_chunks = set(self.chunks.base_keys())
+        for key in base_chunks - {k for k, _, _ in rows}:
+            self.chunks.remove(key)
+        base_files = set(self.files.base_keys())
+        for path in base_files - by_path.keys():
+            self.files.remove(path)
+        fresh = {p: cs for p, cs in by_path.items()
+                 if any(k not in base_chunks for k, _ in cs) or p not in base_files}
+        for path, docs in self._tokens_from_disk(fresh):
+            for key, toks in docs:
+                self.chunks.add(key, toks) if key != path else self.files.add(key, toks)
+
+    def _chunk_rows(self) -> list[tuple[str, str, Chunk]]:
+        return [(str(i), str(p), Chunk(int(s), int(e), str(sym))) for i, p, s, e, sym in
+                self.db.execute("SELECT id, path, start_line, end_line, symbol FROM chunks "
+                                "ORDER BY path, start_line")]
+
+    def _tokens_from_disk(self, by_path: dict[str, list[tuple[str, Chunk]]]
+                          ) -> Iterable[tuple[str, list[tuple[str, list[str]]]]]:
+        """Per file: (chunk key, terms) for each chunk, then (path, file terms)."""
+        for path, chunks in by_path.items():
+            try:
+                lines = decode((self.root / path).read_bytes()).splitlines()
+            except OSError:
+                continue
+            prefix = path_terms(path)
+            docs = [(key, chunk_terms(path, lines, c, prefix)) for key, c in chunks]
+            names = [str(r[0]) for r in
+                     self.db.execute("SELECT name FROM defs WHERE path=?", (path,))]
+            file_terms = prefix * 2 + [t for n in names for t in terms(n)]
+            for _key, toks in docs:
+                file_terms.extend(toks[len(prefix):])
+            yield path, [*docs, (path, file_terms)]
+
+
+def release_free_memory() -> None:
+    """Hand memory freed after a build back to the OS: the identifier-split cache filled by
+    tokenising every file, and the free heap the build's term lists leave behind (glibc
+    keeps it unless asked to trim)."""
+    split_identifier.cache_clear()
+    gc.collect()
+    # Not glibc (macOS, musl): nothing to trim, only a higher resident size.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _by_path(rows: list[tuple[str, str, Chunk]]) -> dict[str, list[tuple[str, Chunk]]]:
+    by_path: dict[str, list[tuple[str, Chunk]]] = {}
+    for key, path, chunk in rows:
+        by_path.setdefault(path, []).append((key, chunk))
+    return by_path
