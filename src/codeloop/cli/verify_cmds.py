@@ -17,7 +17,8 @@ from codeloop.errors import ConfigError
 from codeloop.sandbox.factory import make_sandbox
 from codeloop.verify.detect import detect, sandbox_which
 from codeloop.verify.settings import VerifySettings
-from codeloop.verify.verifier import Verification, Verifier
+from codeloop.verify.verification import Verification
+from codeloop.verify.verifier import Verifier
 from codeloop.workspace.factory import open_workspace
 
 console = Console()

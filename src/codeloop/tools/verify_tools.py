@@ -13,7 +13,8 @@ from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
 from codeloop.verify.gate import GateDecision
 from codeloop.verify.models import RunResult
 from codeloop.verify.pristine import Originals
-from codeloop.verify.verifier import Verification, Verifier
+from codeloop.verify.verification import Verification
+from codeloop.verify.verifier import Verifier
 from codeloop.workspace.base import Workspace
 from codeloop.workspace.paths import confine
 

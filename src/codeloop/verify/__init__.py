@@ -6,7 +6,8 @@ from __future__ import annotations
 from codeloop.verify.gate import GateDecision, GateRound, check_finish
 from codeloop.verify.models import Failure, RunResult
 from codeloop.verify.settings import VerifySettings
-from codeloop.verify.verifier import Verification, Verifier
+from codeloop.verify.verification import Verification
+from codeloop.verify.verifier import Verifier
 
 __all__ = [
     "Failure",

@@ -4,99 +4,24 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from codeloop.events import VerificationRan
 from codeloop.index.graph import FileGraph
 from codeloop.sandbox.base import Limits, Sandbox
-from codeloop.verify.baseline import Comparison, Ledger, compare
+from codeloop.verify.baseline import Ledger, compare
 from codeloop.verify.commands import CommandSpec, split_targets
 from codeloop.verify.detect import Plan, detect, sandbox_which
-from codeloop.verify.gate import GateDecision, GateRound, blocks, check_finish
-from codeloop.verify.models import RunResult, keyed
+from codeloop.verify.gate import GateDecision, GateRound, check_finish
+from codeloop.verify.models import RunResult
 from codeloop.verify.pristine import Originals, original_tree, recover
 from codeloop.verify.related import related_tests
 from codeloop.verify.runner import run_command
 from codeloop.verify.settings import VerifySettings
+from codeloop.verify.verification import REUSED, Phase, Verification
 
-Phase = Literal["baseline", "after", "final"]
-_EVENT_STILL_FAILING = 200
 # Runners whose targets are test files, which backfilling the baseline needs.
 _FILE_TARGETED = ("junit", "sympy")
-_REUSED = " (reused: the files and the command are unchanged since it last ran)"
-
-
-@dataclass
-class Verification:
-    """What one verifier call ran and what it means against the baseline."""
-
-    phase: Phase
-    runs: list[RunResult] = field(default_factory=list)
-    comparison: Comparison = field(default_factory=Comparison)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> int:
-        return sum(len(r.passed) for r in self.runs)
-
-    @property
-    def failed(self) -> int:
-        return sum(len(r.failures) for r in self.runs)
-
-    def text(self) -> str:
-        """Compact text for the model: per command counts, then new / fixed / still failing."""
-        lines = [f"{r.name} [{r.scope}]: {r.counts}{' - ' + r.note if r.note else ''}{_REUSED if r.reused else ''}"
-                 for r in self.runs]
-        if not self.runs:
-            lines.append("nothing ran")
-        lines += [f"note: {n}" for n in self.notes]
-        c = self.comparison
-        relevant = {key for r in self.runs for key in keyed(r.failures)}
-        new = {k: f for k, f in c.new.items() if k in relevant}
-        if new:
-            lines.append(f"NEW failures (not failing before your edits): {len(new)}")
-            for key, failure in list(new.items())[:20]:
-                lines.append(f"- {failure.headline()}{c.why_no_baseline(key)}")
-                lines += [f"    {t}" for t in failure.trace.splitlines()[-6:]]
-        if len(c.new) > len(new):
-            lines.append(f"{len(c.new) - len(new)} other new failure(s) from earlier runs still stand")
-        if c.fixed:
-            lines.append(f"FIXED so far (failing before, passing now): {', '.join(list(c.fixed)[:20])}")
-        still = [f for k, f in c.still_failing.items() if k in relevant]
-        if still and self.phase != "baseline":
-            lines.append(f"Still failing as before the edits: {len(still)}")
-            lines += [f"- {f.headline()}" for f in still[:10]]
-        if self.phase == "baseline":
-            # Failing tests first; low-severity findings would bury them.
-            failing = [f for r in self.runs for f in r.failures if blocks(f)]
-            failing.sort(key=lambda f: f.kind != "test")
-            if failing:
-                lines.append(f"Failing before any edit ({len(failing)}; these will not block finishing):")
-                lines += [f"- {f.headline()}" for f in failing[:20]]
-        return "\n".join(lines)
-
-    def data(self) -> dict[str, Any]:
-        c = self.comparison
-        return {
-            "phase": self.phase,
-            "runs": [r.model_dump(exclude={"output_tail"}) for r in self.runs],
-            "new_failures": [f.model_dump() for f in c.new.values()],
-            "fixed": list(c.fixed),
-            "still_failing": list(c.still_failing),
-            "notes": self.notes,
-        }
-
-    def event(self) -> VerificationRan:
-        c = self.comparison
-        return VerificationRan(
-            phase=self.phase, commands=[r.command for r in self.runs], passed=self.passed,
-            failed=self.failed, new_failures=list(c.new), fixed_failures=list(c.fixed),
-            # A legacy suite can have thousands; `failed` keeps the count, the text the gist.
-            still_failing=list(c.still_failing)[:_EVENT_STILL_FAILING], summary=self.text()[:4000],
-            seconds=round(sum(r.duration_ms for r in self.runs) / 1000, 3),
-        )
 
 
 class Verifier:
@@ -308,11 +233,16 @@ class Verifier:
             return []
         self._backfilled.update(wanted)
         limits = self._limits(self.settings.test_timeout_s)
-        with original_tree(self.root, self._changed(), self.originals):
-            run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, wanted,
-                              "before the edits: " + " ".join(wanted))
-        self._record(run, pristine=True, latest=False)
+        run = self._run_on_originals(spec, wanted, "before the edits: " + " ".join(wanted), limits)
         return [run, *self._confirm_alone(spec, wanted, limits)]
+
+    def _run_on_originals(self, spec: CommandSpec, targets: list[str], scope: str, limits: Limits) -> RunResult:
+        """Run `targets` with the edited files put back as they were; it counts for the baseline."""
+        assert self.originals is not None
+        with original_tree(self.root, self._changed(), self.originals):
+            run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, targets, scope)
+        self._record(run, pristine=True, latest=False)
+        return run
 
     def _timeout_before_edits(self, run: RunResult, targets: list[str], notes: list[str]) -> list[RunResult]:
         """Run a timed-out run's tests once on the original files, under the same label: the
@@ -330,10 +260,7 @@ class Verifier:
             notes.append(f"the timed-out tests were not run on the original files: {max(0.0, remaining):.0f}s "
                          "of the verification budget is left")
             return []
-        limits = self._limits(self.settings.test_timeout_s)
-        with original_tree(self.root, self._changed(), self.originals):
-            before = run_command(spec, self.sandbox, self.root, limits, self.settings.env, targets, run.scope)
-        self._record(before, pristine=True, latest=False)
+        before = self._run_on_originals(spec, targets, run.scope, self._limits(self.settings.test_timeout_s))
         if before.outcome != "timeout":
             notes.append(f"the timed-out tests completed in {before.duration_ms / 1000:.0f}s on the original "
                          "files: the edits made them slower or hang")
@@ -407,7 +334,7 @@ class Verifier:
             lines.append("- nothing was run: the result is NOT verified")
         for run, pristine in self.runs:
             when = "before edits" if pristine else "after edits"
-            took = _REUSED.strip() if run.reused else f"{run.duration_ms / 1000:.1f}s"
+            took = REUSED.strip() if run.reused else f"{run.duration_ms / 1000:.1f}s"
             lines.append(f"- [{when}] `{run.command}` ({run.scope}): {run.counts}, exit {run.exit_code}, {took}")
         lines.append(
             f"New failures: {len(c.new)}; fixed: {len(c.fixed)}; still failing as before: {len(c.still_failing)}"

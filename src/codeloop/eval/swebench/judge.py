@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeloop.eval.swebench.checkout import PatchFailed, apply_patch, checkout
-from codeloop.eval.swebench.envs import REINSTALL_TIMEOUT_S, TaskEnv
+from codeloop.eval.swebench.envs import TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.testlogs import PASSING, Status, network_failures, parse_output
@@ -143,5 +143,4 @@ class _Runner:
         if self.box is None:
             self.env.prepare(self.repo, edits=False)
         elif self.plan is not None:
-            self.box.run(self.plan.command, self.repo, self.plan.env,
-                         Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))
+            self.plan.run(self.box, self.repo)

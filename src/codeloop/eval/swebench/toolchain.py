@@ -77,6 +77,10 @@ class Reinstall:
     readable: list[Path]
     cache_dir: Path | None
 
+    def run(self, box: ToolchainSandbox, repo: Path) -> CommandResult:
+        return box.run(self.command, repo, env=self.env,
+                       limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))
+
 
 def reinstall_plan(env: TaskEnv, repo: Path) -> Reinstall | None:
     """How to reinstall `repo` into the environment in the sandbox; None when the spec
@@ -105,5 +109,4 @@ def reinstall_sandboxed(env: TaskEnv, repo: Path, workspace: Workspace | None = 
     box = task_sandbox(env, repo, workspace=workspace,
                        writable=[venv, *([plan.cache_dir] if plan.cache_dir else [])],
                        readable=plan.readable)
-    return box.run(plan.command, repo, env=plan.env,
-                   limits=Limits(timeout_s=REINSTALL_TIMEOUT_S, max_output_bytes=200_000))
+    return plan.run(box, repo)
