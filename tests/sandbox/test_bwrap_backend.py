@@ -124,6 +124,18 @@ def test_no_workspace_means_writes_are_discarded(tmp_path: Path, caps: Capabilit
     assert (tmp_path / "keep.txt").read_text() == "keep\n"
 
 
+def test_the_workspace_top_is_writable_by_access_check(
+    repo: Path, tmp_path: Path, caps: Capabilities
+) -> None:
+    # Tools such as hypothesis call access(2) before writing in the cwd; as root the command
+    # runs under another uid whose writes pass only through DAC_OVERRIDE, which access ignores.
+    ws = open_workspace(repo, tmp_path / "state")
+    check = "python3 -c 'import os; print(os.access(\".\", os.W_OK | os.X_OK))'"
+    for sandbox in (BwrapSandbox(ws, capabilities=caps), BwrapSandbox(None, capabilities=caps)):
+        result = sandbox.run(check, ws.path if sandbox.workspace else repo)
+        assert result.output.strip() == "True", result.output
+
+
 def test_an_overlaid_directory_keeps_writes_in_its_layer(tmp_path: Path, caps: Capabilities) -> None:
     shared, layer, work = tmp_path / "shared", tmp_path / "layer", tmp_path / "work"
     shared.mkdir()

@@ -157,6 +157,12 @@ class BwrapSandbox:
                 )
         if self.caps.overlay.ok:
             upper, work = self._scratch(stack, runs)
+            if self._drop is not None:
+                # The view's top directory takes its owner from the upper layer. The command
+                # writes through DAC_OVERRIDE, which access(2) ignores for a non-root uid, so
+                # tools that ask before writing (hypothesis's example database in the cwd)
+                # would see a read-only directory.
+                os.chown(upper, *self._drop)
             return WorkspaceMount(source, source, upper, work), []
         if self.workspace is not None and getattr(self.workspace, "kind", "") == "copy":
             note = "overlay unavailable: the private copy is bind-mounted writable"
