@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,7 @@ from tests.eval.conftest import CALC, GOLD, SPEC, TESTS, FakeTask, _diff, build_
 from codeloop.eval.swebench.harness import Bench, Validation
 from codeloop.eval.swebench.judge import Verdict, grade, judge
 from codeloop.sandbox.probe import probe
+from codeloop.verify.settings import HASH_SEED
 
 
 def test_gold_resolves_and_no_patch_does_not(fake_task: FakeTask) -> None:
@@ -144,3 +147,16 @@ def test_a_packaging_diff_installs_for_its_own_tests_only(tmp_path: Path) -> Non
     plain = judge(t.inst, t.env, t.mirror, _PLANTING_DIFF, work_dir=tmp_path, sandboxed=False)
     assert plain.resolved, plain.output_tail
     assert list(venv.rglob("planted.py"))
+
+
+def test_the_verdict_does_not_depend_on_the_runs_hash_seed(fake_task: FakeTask) -> None:
+    # sympy 1.0's assumptions recurse for some string-hash seeds, so one of its tests passes
+    # or fails by the seed Python drew; the judge must give a diff the same verdict each time.
+    t = fake_task
+    seeded = subprocess.run([sys.executable, "-c", "print(hash('codeloop'))"], env={
+        "PYTHONHASHSEED": HASH_SEED}, capture_output=True, text=True, check=True).stdout.strip()
+    by_seed = t.inst.patch.replace(
+        "+    return a + b\n", f"+    return a + b if hash('codeloop') == {seeded} else a - b\n")
+    assert by_seed != t.inst.patch
+    verdicts = [judge(t.inst, t.env, t.mirror, by_seed) for _ in range(2)]
+    assert all(v.resolved for v in verdicts), verdicts[0].output_tail

@@ -365,3 +365,18 @@ def test_a_related_run_that_times_out_is_timed_on_the_original_files(
     assert timed == [("timeout", False), ("timeout" if hang_before else "passed", True)]
     # Timing out before the edits too, it is how the tests were; otherwise the edits did it.
     assert decision.allow is hang_before, decision.message
+
+
+@pytest.mark.parametrize(("own_seed", "seen"), [(None, "0"), ("7", "7")])
+def test_every_run_gets_one_hash_seed_unless_the_project_sets_its_own(
+    workspace: CopyWorkspace, make, base_settings, own_seed: str | None, seen: str
+) -> None:
+    # A test whose result depends on str hashing must not pass in the baseline and fail
+    # after the edits only because Python drew another seed.
+    workspace.write("tests/test_seed.py", (
+        "import os\n\n\ndef test_seed():\n"
+        f"    assert os.environ.get('PYTHONHASHSEED') == {seen!r}\n"
+    ).encode())
+    env = {**base_settings["env"], **({"PYTHONHASHSEED": own_seed} if own_seed else {})}
+    run = make(env=env).run_tests("tests/test_seed.py").runs[0]
+    assert run.counts == "1 passed, 0 failed, 0 skipped"

@@ -10,6 +10,11 @@ from codeloop.errors import ConfigError
 
 GATE_KINDS = ("test", "error", "build", "type", "lint", "timeout", "crash")
 
+# Python picks a new string-hash seed per process (sympy's runner picks one per run), so set
+# order can differ between the baseline and the run after the edits, and a test that depends
+# on it would look broken by the edits. Every verification run gets this one seed.
+HASH_SEED = "0"
+
 
 class VerifySettings(BaseModel):
     """`test`/`lint`/`typecheck`/`security` name commands and override detection and AGENTS.md.
@@ -43,6 +48,11 @@ class VerifySettings(BaseModel):
     # Run failing tests the baseline never ran on the original files, once, to tell new from old.
     backfill_baseline: bool = True
     max_output_bytes: int = Field(default=256_000, gt=1000)
+
+    @property
+    def command_env(self) -> dict[str, str]:
+        """What each verification command gets: `env`, with the fixed hash seed unless it sets one."""
+        return {"PYTHONHASHSEED": HASH_SEED, **self.env}
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> VerifySettings:

@@ -138,7 +138,7 @@ class Verifier:
             run = previous.model_copy(update={"duration_ms": 0.0, "reused": True, "scope": scope})
             self._record(run, baseline or untouched)
             return run
-        run = run_command(spec, self.sandbox, self.root, self._limits(timeout_s), self.settings.env, targets, scope)
+        run = run_command(spec, self.sandbox, self.root, self._limits(timeout_s), self.settings.command_env, targets, scope)
         if self.fingerprint() != before:
             # A linter with `fix = true` in the project's config, or a test that writes files.
             run.note = (run.note + "; " if run.note else "") + "this command changed files in the workspace"
@@ -240,7 +240,7 @@ class Verifier:
         """Run `targets` with the edited files put back as they were; it counts for the baseline."""
         assert self.originals is not None
         with original_tree(self.root, self._changed(), self.originals):
-            run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, targets, scope)
+            run = run_command(spec, self.sandbox, self.root, limits, self.settings.command_env, targets, scope)
         self._record(run, pristine=True, latest=False)
         return run
 
@@ -279,7 +279,7 @@ class Verifier:
         } & set(files))
         if not suspect:
             return []
-        run = run_command(spec, self.sandbox, self.root, limits, self.settings.env, suspect,
+        run = run_command(spec, self.sandbox, self.root, limits, self.settings.command_env, suspect,
                           "alone after the edits: " + " ".join(suspect))
         self._record(run, pristine=False)
         return [run]
