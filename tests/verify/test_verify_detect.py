@@ -161,7 +161,8 @@ def test_tool_probe_looks_inside_the_sandbox(tmp_path: Path, sandbox, base_setti
 def test_sympy_runner_named_in_config_gets_verbose_and_targets(tmp_path: Path) -> None:
     plan = detect(tmp_path, VerifySettings.load({"test": "bin/test -C"}), which=nothing)
     assert plan.test is not None and plan.test.parser == "sympy"
-    assert plan.test.render(["sympy/core/tests/test_basic.py"], "r") == "bin/test -C --verbose sympy/core/tests/test_basic.py"
+    assert plan.test.render(["sympy/core/tests/test_basic.py"], "r") == (
+        "bin/test -C --verbose --seed 0 sympy/core/tests/test_basic.py")
 
 
 def test_targets_split_on_spaces_outside_parameter_brackets() -> None:

@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from codeloop.verify.models import Category
+from codeloop.verify.settings import HASH_SEED
 
 # Where commands write their reports, relative to the workspace; removed after each run.
 SCRATCH_DIR = ".codeloop-verify"
@@ -90,8 +91,16 @@ def pytest_spec(python: str, extra: str = "", source: str = "detected") -> Comma
     )
 
 
+def sympy_seeded(command: str) -> str:
+    """sympy's runner seeds `random` afresh each run and its assumptions shuffle with it, so a
+    test can pass in one run and hang or fail in the next: one seed for every run, unless
+    `command` names its own."""
+    return command if "--seed" in command else f"{command} --seed {HASH_SEED}"
+
+
 def sympy_spec(command: str, source: str = "detected") -> CommandSpec:
     """sympy's own runner; `command` must print one line per test (`--verbose`)."""
+    command = sympy_seeded(command)
     base = command.replace("{targets}", "").strip()
     return CommandSpec(name="sympy bin/test", category="test", command=base, parser="sympy",
                        target_command=command if "{targets}" in command else f"{command} {{targets}}", source=source)

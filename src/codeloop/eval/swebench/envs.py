@@ -33,6 +33,7 @@ from codeloop.eval.swebench.interpreters import Interpreter, find_interpreter
 from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.specs import EnvSpec
 from codeloop.sandbox.environment import BASE_PATH
+from codeloop.verify.commands import sympy_seeded
 from codeloop.verify.settings import HASH_SEED
 
 BUILD_TIMEOUT_S = 1800.0
@@ -171,8 +172,9 @@ class TaskEnv:
 
     @property
     def test_cmd(self) -> str:
-        """The spec's test command, made to run from this virtualenv."""
-        return tox_current_env_in_venv(self.spec.test_cmd)
+        """The spec's test command, made to run from this virtualenv (sympy's with one seed)."""
+        command = tox_current_env_in_venv(self.spec.test_cmd)
+        return sympy_seeded(command) if self.spec.runner == "sympy" else command
 
     @property
     def verifier_test_cmd(self) -> str:
