@@ -171,3 +171,11 @@ def test_targets_split_on_spaces_outside_parameter_brackets() -> None:
     ]
     spec = pytest_spec("python3")
     assert spec.render(split_targets("tests/a.py::t[x y]"), "r").endswith("'tests/a.py::t[x y]'")
+
+
+def test_sympy_runner_is_detected_with_its_cache_and_one_seed(tmp_path: Path, write_tree) -> None:
+    root = write_tree(tmp_path, {"setup.py": "", "bin/test": "", "sympy/utilities/runtests.py": ""})
+    plan = detect(root, VerifySettings.load({"python": "python3"}), which=nothing)
+    assert plan.test is not None
+    assert plan.test.render(["sympy/core/tests/test_basic.py"], "r") == (
+        "python3 bin/test --verbose --seed 0 sympy/core/tests/test_basic.py")
