@@ -19,9 +19,10 @@ from codeloop.eval.swebench.evaluate import (
 from codeloop.eval.swebench.harness import Bench
 
 
-def _evaluate(task: FakeTask, model: str, tmp_path: Path) -> InstanceResult:
+def _evaluate(task: FakeTask, model: str, tmp_path: Path,
+              settings: Settings | None = None) -> InstanceResult:
     bench = Bench(task.mirrors, task.env_cache, specs=fake_specs, work_dir=tmp_path)
-    settings = Settings()
+    settings = settings or Settings()
     evaluation = Evaluation(bench, model_factory(model, settings), settings, tmp_path,
                             trajectories=tmp_path / "traj")
     return evaluation.one(task.inst)
@@ -42,6 +43,16 @@ def test_oracle_resolves_through_the_runner(fake_task: FakeTask, tmp_path: Path,
     assert doc["format"].startswith("codeloop-trajectory/") and doc["session"]["status"] == "finished"
     assert doc["diff"] and doc["diff"].count("\n") == result.diff_lines
     assert any(e["type"] == "tool_call_finished" and e["name"] == "finish" for e in doc["events"])
+
+
+@pytest.mark.slow
+def test_the_oracle_gets_the_steps_its_patch_needs(fake_task: FakeTask, tmp_path: Path) -> None:
+    # Four steps cannot hold a search, a read, an edit, a test run and a finish; sympy-18033's
+    # gold patch has 88 hunks against a default budget of 50 steps.
+    tight = Settings.model_validate({"budgets": {"max_steps": 4}})
+    result = _evaluate(fake_task, "oracle", tmp_path, tight)
+    assert result.outcome == "resolved" and result.session_status == "finished", result.reason
+    assert result.steps > 4
 
 
 def test_trajectory_names_are_file_names() -> None:

@@ -81,6 +81,12 @@ class OracleModel:
             rng.choice(PERTURBATIONS) if perturbed else "exact" for _ in self.edits
         ]
 
+    @property
+    def steps_needed(self) -> int:
+        """Steps the replay may take: the search, a read per file, up to three tries per
+        hunk, the test run and a few finishes the gate may send back."""
+        return 1 + len(self.plans) + 3 * len(self.edits) + 1 + 4
+
     # -- reading the conversation ---------------------------------------------------------
 
     @staticmethod
