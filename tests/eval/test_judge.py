@@ -11,7 +11,7 @@ from tests.eval.conftest import CALC, GOLD, SPEC, TESTS, FakeTask, _diff, build_
 from codeloop.eval.swebench.harness import Bench, Validation
 from codeloop.eval.swebench.judge import Verdict, grade, judge
 from codeloop.sandbox.probe import probe
-from codeloop.verify.settings import HASH_SEED
+from codeloop.verify.settings import TEST_SEED
 
 
 def test_gold_resolves_and_no_patch_does_not(fake_task: FakeTask) -> None:
@@ -154,7 +154,7 @@ def test_the_verdict_does_not_depend_on_the_runs_hash_seed(fake_task: FakeTask) 
     # or fails by the seed Python drew; the judge must give a diff the same verdict each time.
     t = fake_task
     seeded = subprocess.run([sys.executable, "-c", "print(hash('codeloop'))"], env={
-        "PYTHONHASHSEED": HASH_SEED}, capture_output=True, text=True, check=True).stdout.strip()
+        "PYTHONHASHSEED": TEST_SEED}, capture_output=True, text=True, check=True).stdout.strip()
     by_seed = t.inst.patch.replace(
         "+    return a + b\n", f"+    return a + b if hash('codeloop') == {seeded} else a - b\n")
     assert by_seed != t.inst.patch

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from codeloop.verify.models import Category
-from codeloop.verify.settings import HASH_SEED
+from codeloop.verify.settings import TEST_SEED
 
 # Where commands write their reports, relative to the workspace; removed after each run.
 SCRATCH_DIR = ".codeloop-verify"
@@ -95,7 +95,7 @@ def sympy_seeded(command: str) -> str:
     """sympy's runner seeds `random` afresh each run and its assumptions shuffle with it, so a
     test can pass in one run and hang or fail in the next: one seed for every run, unless
     `command` names its own."""
-    return command if "--seed" in command else f"{command} --seed {HASH_SEED}"
+    return command if "--seed" in command else f"{command} --seed {TEST_SEED}"
 
 
 def sympy_spec(command: str, source: str = "detected") -> CommandSpec:

@@ -10,10 +10,10 @@ from codeloop.errors import ConfigError
 
 GATE_KINDS = ("test", "error", "build", "type", "lint", "timeout", "crash")
 
-# Python picks a new string-hash seed per process (sympy's runner picks one per run), so set
-# order can differ between the baseline and the run after the edits, and a test that depends
-# on it would look broken by the edits. Every verification run gets this one seed.
-HASH_SEED = "0"
+# Python picks a new string-hash seed per process (and sympy's runner a new `random` seed per
+# run), so set order can differ between the baseline and the run after the edits, and a test
+# that depends on it would look broken by the edits. Every verification run gets this seed.
+TEST_SEED = "0"
 
 
 class VerifySettings(BaseModel):
@@ -52,7 +52,7 @@ class VerifySettings(BaseModel):
     @property
     def command_env(self) -> dict[str, str]:
         """What each verification command gets: `env`, with the fixed hash seed unless it sets one."""
-        return {"PYTHONHASHSEED": HASH_SEED, **self.env}
+        return {"PYTHONHASHSEED": TEST_SEED, **self.env}
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> VerifySettings:

@@ -34,7 +34,7 @@ from codeloop.eval.swebench.procs import ShellResult, run_shell
 from codeloop.eval.swebench.specs import EnvSpec
 from codeloop.sandbox.environment import BASE_PATH
 from codeloop.verify.commands import sympy_seeded
-from codeloop.verify.settings import HASH_SEED
+from codeloop.verify.settings import TEST_SEED
 
 BUILD_TIMEOUT_S = 1800.0
 REINSTALL_TIMEOUT_S = 600.0
@@ -111,7 +111,7 @@ def base_environ(extra_path: Path | None = None) -> dict[str, str]:
         "PIP_CONSTRAINT": str(_CONSTRAINTS),
         # The judge's verdict on a diff must not depend on the run: sympy's older assumptions
         # recurse for some hash seeds (sympy-11384's FAIL_TO_PASS test passes or not by seed).
-        "PYTHONHASHSEED": HASH_SEED,
+        "PYTHONHASHSEED": TEST_SEED,
     })
     return env
 
