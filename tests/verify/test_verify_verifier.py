@@ -367,6 +367,33 @@ def test_a_related_run_that_times_out_is_timed_on_the_original_files(
     assert decision.allow is hang_before, decision.message
 
 
+@pytest.mark.parametrize("crash_before", [True, False])
+def test_a_related_run_that_crashes_the_runner_is_tried_on_the_original_files(
+    tmp_path: Path, write_tree, sandbox, base_settings, crash_before: bool
+) -> None:
+    # The runner dies while collecting test_boom (sympy 1.0's runner did so on a test file
+    # that did not import): no per-test result, and the baseline never ran that file.
+    boom = "import os\n\nfrom pkg import calc\n\nos._exit(3)\n"
+    quiet = "from pkg import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+    repo = write_tree(tmp_path / "repo", {**PROJECT, "tests/test_boom.py": boom if crash_before else quiet})
+    workspace = CopyWorkspace(repo, tmp_path / "state")
+    config = {**base_settings, **NO_CHECKS, "baseline_target": "tests/test_text.py"}
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=lambda _: None,
+                      services={"verify_config": config})
+    ensure_baseline(ctx)
+    if not crash_before:  # the edit brings the crash
+        workspace.write("tests/test_boom.py", boom.encode())
+    edit(workspace, "pkg/calc.py", "return a * b", "return b * a")
+    decision = gate_finish(ctx)
+    verifier = ctx.services["verifier"]
+    assert isinstance(verifier, Verifier)
+    related = [(any(f.kind == "crash" for f in r.failures), pristine)
+               for r, pristine in verifier.runs if r.scope.startswith("related:")]
+    assert related == [(True, False), (crash_before, True)]
+    # Crashing before the edits too, it is how the tests were; otherwise the edits did it.
+    assert decision.allow is crash_before, decision.message
+
+
 @pytest.mark.parametrize(("own_seed", "seen"), [(None, "0"), ("7", "7")])
 def test_every_run_gets_one_hash_seed_unless_the_project_sets_its_own(
     workspace: CopyWorkspace, make, base_settings, own_seed: str | None, seen: str

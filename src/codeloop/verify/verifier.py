@@ -69,7 +69,7 @@ class Verifier:
         # Test files already run on the original files to fill gaps in the baseline.
         self._backfilled: set[str] = set()
         # Scopes of timed-out runs already run on the original files.
-        self._timeouts_checked: set[str] = set()
+        self._unreadable_checked: set[str] = set()
         # The last result of each (command as shown, edits' fingerprint), to reuse.
         self._results: dict[tuple[str, str], RunResult] = {}
         # Runs on the untouched tree not yet handed out for the event log (`take_pristine`).
@@ -200,7 +200,7 @@ class Verifier:
         # Related tests inside the configured wider target would only run twice in this call.
         if related and not (run_wider and wider and set(related) <= set(split_targets(wider))):
             run = self._run_test_spec(related, "related: " + " ".join(related))
-            runs += [run, *self._timeout_before_edits(run, related, notes)]
+            runs += [run, *self._unreadable_before_edits(run, related, notes)]
         if run_wider:
             runs.append(self._run_test_spec(split_targets(wider) if wider else None, wider or "full"))
         else:
@@ -244,26 +244,32 @@ class Verifier:
         self._record(run, pristine=True, latest=False)
         return run
 
-    def _timeout_before_edits(self, run: RunResult, targets: list[str], notes: list[str]) -> list[RunResult]:
-        """Run a timed-out run's tests once on the original files, under the same label: the
-        baseline never ran them, and only a timeout there too shows it is not the edits'
-        doing (pydicom's tests wait on downloads a sandbox without network cannot make)."""
+    def _unreadable_before_edits(self, run: RunResult, targets: list[str], notes: list[str]) -> list[RunResult]:
+        """Run a related run's tests once on the original files, under the same label, when it
+        left no per-test results (it timed out, or the runner itself crashed): the baseline
+        never ran them, and only the same outcome there shows it is not the edits' doing
+        (pydicom's tests wait on downloads a sandbox without network cannot make; sympy 1.0's
+        runner crashes on a test file that does not import under Python 3.9)."""
         spec = self.plan.test
+        crashed = any(f.kind == "crash" for f in run.failures)
         if (
-            run.outcome != "timeout" or spec is None or self.originals is None
-            or not self.settings.backfill_baseline or run.scope in self._timeouts_checked
+            not (run.outcome == "timeout" or crashed) or spec is None or self.originals is None
+            or not self.settings.backfill_baseline or run.scope in self._unreadable_checked
         ):
             return []
-        self._timeouts_checked.add(run.scope)
+        self._unreadable_checked.add(run.scope)
+        what = "timed-out" if run.outcome == "timeout" else "crashed"
         remaining = self.settings.time_budget_s - self._spent_s
         if remaining < run.duration_ms / 1000:
-            notes.append(f"the timed-out tests were not run on the original files: {max(0.0, remaining):.0f}s "
+            notes.append(f"the {what} tests were not run on the original files: {max(0.0, remaining):.0f}s "
                          "of the verification budget is left")
             return []
         before = self._run_on_originals(spec, targets, run.scope, self._limits(self.settings.test_timeout_s))
-        if before.outcome != "timeout":
+        if run.outcome == "timeout" and before.outcome != "timeout":
             notes.append(f"the timed-out tests completed in {before.duration_ms / 1000:.0f}s on the original "
                          "files: the edits made them slower or hang")
+        elif crashed and not any(f.kind == "crash" for f in before.failures):
+            notes.append("the crashed run completes on the original files: the edits made the test runner crash")
         return [before]
 
     def _confirm_alone(self, spec: CommandSpec, files: list[str], limits: Limits) -> list[RunResult]:
