@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from codeloop.llm.llama_probe import LlamaBuildCrashes, build_has_amx, check_decodes
+
 NOT_INSTALLED = ("llama_cpp is not importable: install the extra with "
                  "pip install 'codeloop[local]' to run the interop suite")
 
@@ -35,7 +37,15 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def gguf() -> Path:
-    return smollm2_path()
+    """The model, once this llama.cpp build is known not to crash decoding with it."""
+    path = smollm2_path()
+    from llama_cpp import llama_print_system_info
+    if build_has_amx(llama_print_system_info()):
+        try:
+            check_decodes(path)
+        except LlamaBuildCrashes as err:
+            pytest.fail(str(err))
+    return path
 
 
 @pytest.fixture(scope="module")

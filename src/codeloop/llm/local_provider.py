@@ -11,6 +11,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from codeloop.config import Price
 from codeloop.errors import ConfigError
+from codeloop.llm.llama_probe import build_has_amx, check_decodes
 from codeloop.llm.openai_provider import OpenAIModel
 from codeloop.llm.types import ContextWindowExceeded, ModelError
 
@@ -40,10 +41,12 @@ def load_llama(path: Path, options: dict[str, Any]) -> Any:
     """A `llama_cpp.Llama` for `path`; `options` are settings.local (n_ctx, n_threads, ...)."""
     check_gguf(path)
     try:
-        from llama_cpp import Llama
+        from llama_cpp import Llama, llama_print_system_info
     except ImportError as exc:
         raise LocalModelError("the local: provider needs llama-cpp-python, which is not "
                               "installed", INSTALL_HINT) from exc
+    if build_has_amx(llama_print_system_info()):
+        check_decodes(path)
     kwargs: dict[str, Any] = {"n_ctx": 4096, "verbose": False}
     kwargs.update({k: v for k, v in options.items()
                    if k in ("n_ctx", "n_threads", "n_batch", "chat_format", "seed",
