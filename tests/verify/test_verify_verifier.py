@@ -6,6 +6,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from codeloop.tools.verify_tools import (
     gate_finish,
 )
 from codeloop.verify.commands import SCRATCH_DIR
+from codeloop.verify.gate import GateDecision
 from codeloop.verify.pristine import original_tree
 from codeloop.verify.verifier import Verifier
 from codeloop.workspace.copy import CopyWorkspace
@@ -342,25 +344,33 @@ def test_finishing_without_edits_runs_nothing(workspace: CopyWorkspace, make) ->
     assert "nothing to verify" in decision.message
 
 
+def gate_a_related_file(tmp_path: Path, write_tree, sandbox, config: dict[str, Any],
+                        file: str, bad: str, bad_before: bool) -> tuple[GateDecision, Verifier]:
+    """Edit pkg/calc.py with `file`, a test importing it, `bad` before the edit or made so by it."""
+    good = "from pkg import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+    repo = write_tree(tmp_path / "repo", {**PROJECT, file: bad if bad_before else good})
+    workspace = CopyWorkspace(repo, tmp_path / "state")
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=lambda _: None,
+                      services={"verify_config": config})
+    ensure_baseline(ctx)
+    if not bad_before:
+        workspace.write(file, bad.encode())
+    edit(workspace, "pkg/calc.py", "return a * b", "return b * a")
+    decision = gate_finish(ctx)
+    verifier = ctx.services["verifier"]
+    assert isinstance(verifier, Verifier)
+    return decision, verifier
+
+
 @pytest.mark.parametrize("hang_before", [True, False])
 def test_a_related_run_that_times_out_is_timed_on_the_original_files(
     tmp_path: Path, write_tree, sandbox, base_settings, hang_before: bool
 ) -> None:
     # test_slow imports pkg.calc, so it is related to an edit there; the baseline never ran it.
     slow = "import time\n\nfrom pkg import calc\n\n\ndef test_wait():\n    time.sleep(60)\n"
-    quick = "from pkg import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
-    repo = write_tree(tmp_path / "repo", {**PROJECT, "tests/test_slow.py": slow if hang_before else quick})
-    workspace = CopyWorkspace(repo, tmp_path / "state")
     config = {**base_settings, **NO_CHECKS, "baseline_target": "tests/test_text.py", "test_timeout_s": 4}
-    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=lambda _: None,
-                      services={"verify_config": config})
-    ensure_baseline(ctx)
-    if not hang_before:  # the edit brings the hang
-        workspace.write("tests/test_slow.py", slow.encode())
-    edit(workspace, "pkg/calc.py", "return a * b", "return b * a")
-    decision = gate_finish(ctx)
-    verifier = ctx.services["verifier"]
-    assert isinstance(verifier, Verifier)
+    decision, verifier = gate_a_related_file(tmp_path, write_tree, sandbox, config,
+                                             "tests/test_slow.py", slow, hang_before)
     timed = [(r.outcome, pristine) for r, pristine in verifier.runs if r.scope.startswith("related:")]
     assert timed == [("timeout", False), ("timeout" if hang_before else "passed", True)]
     # Timing out before the edits too, it is how the tests were; otherwise the edits did it.
@@ -374,19 +384,9 @@ def test_a_related_run_that_crashes_the_runner_is_tried_on_the_original_files(
     # The runner dies while collecting test_boom (sympy 1.0's runner did so on a test file
     # that did not import): no per-test result, and the baseline never ran that file.
     boom = "import os\n\nfrom pkg import calc\n\nos._exit(3)\n"
-    quiet = "from pkg import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
-    repo = write_tree(tmp_path / "repo", {**PROJECT, "tests/test_boom.py": boom if crash_before else quiet})
-    workspace = CopyWorkspace(repo, tmp_path / "state")
     config = {**base_settings, **NO_CHECKS, "baseline_target": "tests/test_text.py"}
-    ctx = ToolContext(workspace=workspace, sandbox=sandbox, emit=lambda _: None,
-                      services={"verify_config": config})
-    ensure_baseline(ctx)
-    if not crash_before:  # the edit brings the crash
-        workspace.write("tests/test_boom.py", boom.encode())
-    edit(workspace, "pkg/calc.py", "return a * b", "return b * a")
-    decision = gate_finish(ctx)
-    verifier = ctx.services["verifier"]
-    assert isinstance(verifier, Verifier)
+    decision, verifier = gate_a_related_file(tmp_path, write_tree, sandbox, config,
+                                             "tests/test_boom.py", boom, crash_before)
     related = [(any(f.kind == "crash" for f in r.failures), pristine)
                for r, pristine in verifier.runs if r.scope.startswith("related:")]
     assert related == [(True, False), (crash_before, True)]
