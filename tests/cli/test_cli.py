@@ -179,3 +179,34 @@ def test_usage_errors_have_no_traceback(tmp_path: Path) -> None:
     out = cli(tmp_path, "sessions", "--bogus")
     assert out.returncode == 2 and "No such option" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _one_instance(tmp: Path) -> Path:
+    """One real-shaped flask instance whose mirror is absent from the --mirrors directory."""
+    inst = {"instance_id": "pallets__flask-0001", "repo": "pallets/flask",
+            "base_commit": "0" * 40, "version": "2.3", "patch": "", "test_patch": "",
+            "problem_statement": "x", "FAIL_TO_PASS": ["tests/test_x.py::test_x"],
+            "PASS_TO_PASS": [], "environment_setup_commit": "0" * 40}
+    path = tmp / "instances.jsonl"
+    path.write_text(json.dumps(inst) + "\n")
+    return path
+
+
+def test_eval_makes_the_directories_its_options_name(tmp_path: Path) -> None:
+    work, out = tmp_path / "scratch" / "deeper", tmp_path / "results" / "one.jsonl"
+    run = cli(tmp_path, "eval", "swebench", "--instances", str(_one_instance(tmp_path)),
+              "--mirrors", str(tmp_path / "mirrors"), "--env-cache", str(tmp_path / "envs"),
+              "--work-dir", str(work), "--trajectories", str(tmp_path / "traj" / "a"),
+              "--model", "oracle", "--out", str(out), "--json")
+    # The directories come first; then the missing mirror stops the run with its own advice.
+    assert work.is_dir() and (tmp_path / "traj" / "a").is_dir() and out.parent.is_dir()
+    assert run.returncode == 2
+    assert "no bare mirror" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_eval_work_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("")
+    run = cli(tmp_path, "eval", "swebench", "--instances", str(_one_instance(tmp_path)),
+              "--mirrors", str(tmp_path), "--work-dir", str(tmp_path / "taken" / "w"))
+    assert run.returncode != 0
+    assert "--work-dir" in run.stderr and "Traceback" not in run.stderr

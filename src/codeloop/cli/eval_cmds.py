@@ -29,6 +29,15 @@ DEFAULT_INSTANCES = Path("../shared/data/swebench/instances.jsonl")
 OUTCOME_STYLE = {"resolved": "green", "not_resolved": "red", "env_unavailable": "yellow"}
 
 
+def _directory(path: Path, option: str) -> None:
+    """Make the directory an option names, or say plainly why it cannot be one."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CodeloopError(f"{option} {path}: cannot make this directory ({exc.strerror})",
+                            f"pass {option} a directory you can write to") from exc
+
+
 def _table(results: list[InstanceResult]) -> Table:
     table = Table(title="SWE-bench", show_lines=False)
     for column in ("instance", "outcome", "steps", "tools", "failed", "agent s", "judge s",
@@ -82,6 +91,10 @@ def swebench(
     insts = load_instances(instances, repos=repo, ids=instance, limit=limit)
     if not insts:
         raise CodeloopError("no instance matches the filters", "check --repo / --instance")
+    for path, option in ((work_dir, "--work-dir"), (trajectories, "--trajectories"),
+                         (out.parent if out else None, "--out")):
+        if path is not None:
+            _directory(path, option)
     settings = load_settings()
     bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
                   rebuild_envs=rebuild_envs, sandbox=settings.sandbox)
