@@ -32,6 +32,11 @@ def _cleanup(path: Path) -> None:
         path.parent.rmdir()
 
 
+def timeout_failure(name: str, scope: str, why: str = "timed out") -> Failure:
+    """The failure a run that did not complete stands for (one per command and scope)."""
+    return Failure(kind="timeout", tool=name, message=f"{name} on {scope} {why}")
+
+
 def run_command(
     spec: CommandSpec,
     sandbox: Sandbox,
@@ -65,7 +70,7 @@ def run_command(
     )
     if result.timed_out or result.killed_reason:
         why = "timed out" if result.timed_out else f"was stopped ({result.killed_reason})"
-        run.failures.append(Failure(kind="timeout", tool=spec.name, message=f"{spec.name} on {scope} {why}"))
+        run.failures.append(timeout_failure(spec.name, scope, why))
         run.outcome, run.note = "timeout", f"{why} after {result.duration_ms / 1000:.0f}s"
         return run
     if failures:

@@ -16,12 +16,15 @@ from codeloop.verify.gate import GateDecision, GateRound, check_finish
 from codeloop.verify.models import RunResult
 from codeloop.verify.pristine import Originals, original_tree, recover
 from codeloop.verify.related import related_tests
-from codeloop.verify.runner import run_command
+from codeloop.verify.runner import run_command, timeout_failure
 from codeloop.verify.settings import VerifySettings
 from codeloop.verify.verification import REUSED, Phase, Verification
 
 # Runners whose targets are test files, which backfilling the baseline needs.
 _FILE_TARGETED = ("junit", "sympy")
+# A timed-out run blames the edits only when the same tests took under this fraction of its
+# time on the original files: load alone on a shared machine can double a run's time.
+NEAR_LIMIT_FRACTION = 0.5
 
 
 class Verifier:
@@ -236,11 +239,20 @@ class Verifier:
         run = self._run_on_originals(spec, wanted, "before the edits: " + " ".join(wanted), limits)
         return [run, *self._confirm_alone(spec, wanted, limits)]
 
-    def _run_on_originals(self, spec: CommandSpec, targets: list[str], scope: str, limits: Limits) -> RunResult:
-        """Run `targets` with the edited files put back as they were; it counts for the baseline."""
+    def _run_on_originals(self, spec: CommandSpec, targets: list[str], scope: str, limits: Limits,
+                          timed_out_after: RunResult | None = None) -> RunResult:
+        """Run `targets` with the edited files put back as they were; it counts for the baseline.
+        Near the time at which the edits' run of them timed out (`timed_out_after`), it counts as timing out too."""
         assert self.originals is not None
         with original_tree(self.root, self._changed(), self.originals):
             run = run_command(spec, self.sandbox, self.root, limits, self.settings.command_env, targets, scope)
+        if (
+            timed_out_after is not None and run.outcome != "timeout"
+            and run.duration_ms > NEAR_LIMIT_FRACTION * timed_out_after.duration_ms
+        ):
+            run.failures.append(timeout_failure(spec.name, scope))
+            run.note = (f"took {run.duration_ms / 1000:.0f}s; after the edits it ran out of time at "
+                        f"{timed_out_after.duration_ms / 1000:.0f}s: too near to blame the edits")
         self._record(run, pristine=True, latest=False)
         return run
 
@@ -264,10 +276,17 @@ class Verifier:
             notes.append(f"the {what} tests were not run on the original files: {max(0.0, remaining):.0f}s "
                          "of the verification budget is left")
             return []
-        before = self._run_on_originals(spec, targets, run.scope, self._limits(self.settings.test_timeout_s))
-        if run.outcome == "timeout" and before.outcome != "timeout":
-            notes.append(f"the timed-out tests completed in {before.duration_ms / 1000:.0f}s on the original "
-                         "files: the edits made them slower or hang")
+        timed_out = run if run.outcome == "timeout" else None
+        before = self._run_on_originals(spec, targets, run.scope, self._limits(self.settings.test_timeout_s),
+                                        timed_out)
+        if timed_out and before.outcome != "timeout":
+            took = f"the timed-out tests completed in {before.duration_ms / 1000:.0f}s on the original files"
+            if any(f.kind == "timeout" for f in before.failures):
+                notes.append(f"{took}, more than half the time they ran after the edits: a slowdown "
+                             "this small may be the machine's load, so they count as not completing "
+                             "before or after (not verified)")
+            else:
+                notes.append(f"{took}: the edits made them slower or hang")
         elif crashed and not any(f.kind == "crash" for f in before.failures):
             notes.append("the crashed run completes on the original files: the edits made the test runner crash")
         return [before]
