@@ -276,10 +276,10 @@ class Verifier:
             notes.append(f"the {what} tests were not run on the original files: {max(0.0, remaining):.0f}s "
                          "of the verification budget is left")
             return []
-        timed_out = run if run.outcome == "timeout" else None
+        # Only a run stopped by its time limit is judged by time (not one stopped for its output).
         before = self._run_on_originals(spec, targets, run.scope, self._limits(self.settings.test_timeout_s),
-                                        timed_out)
-        if timed_out and before.outcome != "timeout":
+                                        run if run.timed_out else None)
+        if run.outcome == "timeout" and before.outcome != "timeout":
             took = f"the timed-out tests completed in {before.duration_ms / 1000:.0f}s on the original files"
             if any(f.kind == "timeout" for f in before.failures):
                 notes.append(f"{took}, more than half the time they ran after the edits: a slowdown "
