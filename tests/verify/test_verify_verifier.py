@@ -347,6 +347,11 @@ def test_finishing_without_edits_runs_nothing(workspace: CopyWorkspace, make) ->
 GOOD_RELATED = "from pkg import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
 
 
+def sleeper(seconds: float) -> str:
+    """A test related to pkg/calc.py that takes `seconds`."""
+    return f"import time\n\nfrom pkg import calc\n\n\ndef test_wait():\n    time.sleep({seconds})\n"
+
+
 def gate_a_related_file(tmp_path: Path, write_tree, sandbox, config: dict[str, Any],
                         file: str, before: str, after: str) -> tuple[GateDecision, Verifier]:
     """Edit pkg/calc.py, and `file`, a test importing it, from `before` to `after`."""
@@ -376,10 +381,6 @@ def test_a_related_run_that_times_out_is_timed_on_the_original_files(
     assert timed == [("timeout", False), ("timeout" if hang_before else "passed", True)]
     # Timing out before the edits too, it is how the tests were; otherwise the edits did it.
     assert decision.allow is hang_before, decision.message
-
-
-def sleeper(seconds: float) -> str:
-    return f"import time\n\nfrom pkg import calc\n\n\ndef test_wait():\n    time.sleep({seconds})\n"
 
 
 def test_a_related_run_near_its_time_limit_on_the_original_files_does_not_blame_the_edits(
