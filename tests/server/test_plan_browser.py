@@ -33,6 +33,8 @@ def test_deny_then_approve_a_plan_and_watch_its_progress(tmp_path: Path, repo: P
         page.screenshot(path=str(tmp_path / "plan-pending.png"), full_page=True)
 
         pending.locator("input").fill("name the test file")
+        page.evaluate("refreshDetail()")  # an event arriving while the reason is typed
+        expect(pending.locator("input")).to_have_value("name the test file")
         pending.locator("button.deny").click()
         expect(pending).to_contain_text("revised: name the test")
         expect(page.locator("#timeline .ev.tool.fail")).to_contain_text(

@@ -142,30 +142,38 @@ function meter(name, used, limit, text) {
   $("#t-" + name).textContent = `${text} / ${name === "cost" ? "$" + limit : limit.toLocaleString()}`;
 }
 
+// A request still pending keeps its node, so a reason being typed survives each refresh.
 function renderApprovals(pending) {
   const box = $("#approvals");
-  box.replaceChildren(...pending.map((p) => {
-    const reason = el("input", { placeholder: "reason (the agent sees it)", "aria-label": "reason" });
-    const act = (path, body) => async () => {
-      try { await api("POST", `/sessions/${state.sessionId}/approvals/${p.call_id}/${path}`, body); }
-      catch (e) { alert(e.message); }
-      refreshDetail();
-    };
-    const plan = p.kind === "plan" && p.plan;
-    return el("div", { class: "approval" + (plan ? " plan" : ""), "data-call": p.call_id },
-      el("strong", {}, plan ? "Plan needs approval: " : "Approval needed: "),
-      plan ? plan.summary : el("code", {}, p.summary),
-      plan ? planSteps(plan) : null,
-      el("div", { class: "actions" },
-        el("button", { class: "primary approve", onclick: act("approve", { reason: "" }) }, "Approve"),
-        el("button", { class: "remember",
-                       title: plan ? "approve, and stop asking about plans in this session" : p.remember_rule,
-                       onclick: act("approve?remember=true", { reason: "" }) },
-           plan ? "Approve & stop asking" : "Approve & remember"),
-        reason,
-        el("button", { class: "danger deny", onclick: () => act("deny", { reason: reason.value })() },
-           "Deny")));
-  }));
+  const shown = new Map([...box.children].map((node) => [node.dataset.key, node]));
+  box.replaceChildren(...pending.map((p) => shown.get(approvalKey(p)) || approvalNode(p)));
+}
+
+// Call ids repeat across sessions (scripted models), so the key names the session too.
+const approvalKey = (p) => `${state.sessionId}/${p.call_id}`;
+
+function approvalNode(p) {
+  const reason = el("input", { placeholder: "reason (the agent sees it)", "aria-label": "reason" });
+  const act = (path, body) => async () => {
+    try { await api("POST", `/sessions/${state.sessionId}/approvals/${p.call_id}/${path}`, body); }
+    catch (e) { alert(e.message); }
+    refreshDetail();
+  };
+  const plan = p.kind === "plan" && p.plan;
+  return el("div", { class: "approval" + (plan ? " plan" : ""), "data-call": p.call_id,
+                          "data-key": approvalKey(p) },
+    el("strong", {}, plan ? "Plan needs approval: " : "Approval needed: "),
+    plan ? plan.summary : el("code", {}, p.summary),
+    plan ? planSteps(plan) : null,
+    el("div", { class: "actions" },
+      el("button", { class: "primary approve", onclick: act("approve", { reason: "" }) }, "Approve"),
+      el("button", { class: "remember",
+                     title: plan ? "approve, and stop asking about plans in this session" : p.remember_rule,
+                     onclick: act("approve?remember=true", { reason: "" }) },
+         plan ? "Approve & stop asking" : "Approve & remember"),
+      reason,
+      el("button", { class: "danger deny", onclick: () => act("deny", { reason: reason.value })() },
+         "Deny")));
 }
 
 // A plan's steps as a list: status mark, id, title, what it waits for, detail and note.
