@@ -63,9 +63,10 @@ def test_missing_environment_is_reported_with_its_reason(fake_task: FakeTask,
                                                          tmp_path: Path) -> None:
     inst = fake_task.inst.model_copy(update={"version": "9.9", "instance_id": "acme__calc-2"})
     bench = Bench(fake_task.mirrors, tmp_path / "envs", work_dir=tmp_path)
-    result = Evaluation(bench, model_factory("oracle", Settings()), Settings()).one(inst)
+    result = Evaluation(bench, model_factory("oracle-perturbed", Settings()), Settings()).one(inst)
     assert result.outcome == "env_unavailable"
     assert "no environment recipe for acme/calc 9.9" in result.reason
+    assert result.model == "oracle-perturbed"  # no session ran, yet the record names its model
 
 
 def test_an_instance_with_nothing_to_judge_builds_no_environment(fake_task: FakeTask,
@@ -74,8 +75,8 @@ def test_an_instance_with_nothing_to_judge_builds_no_environment(fake_task: Fake
     inst = fake_task.inst.model_copy(update={"version": "9.9", "FAIL_TO_PASS": []})
     bench = Bench(fake_task.mirrors, tmp_path / "envs", work_dir=tmp_path)
     evaluation = Evaluation(bench, model_factory("oracle", Settings()), Settings())
-    for result in (evaluation.one(inst), evaluation.check(inst)):
-        assert result.outcome == "env_unavailable"
+    for result, model in ((evaluation.one(inst), "oracle"), (evaluation.check(inst), "gold")):
+        assert result.outcome == "env_unavailable" and result.model == model
         assert result.reason == "environment check failed: the instance lists no FAIL_TO_PASS tests"
     assert not (tmp_path / "envs").exists() or not any((tmp_path / "envs").iterdir())
 

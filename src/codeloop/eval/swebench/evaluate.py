@@ -25,7 +25,6 @@ from codeloop.session.export import trajectory
 from codeloop.session.store import SQLiteEventStore
 
 Outcome = Literal["resolved", "not_resolved", "env_unavailable"]
-ModelFactory = Callable[[SweInstance, Callable[[str], str | None]], Model]
 
 
 @dataclass
@@ -78,18 +77,27 @@ def summarize(results: Iterable[InstanceResult]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class ModelFactory:
+    """The model for an instance, made from the instance and a reader of its checkout; `name`
+    is known before any is made, so a record without a session still says which model."""
+
+    name: str
+    make: Callable[[SweInstance, Callable[[str], str | None]], Model]
+
+
 def model_factory(spec: str, settings: Settings) -> ModelFactory:
     """`oracle`, `oracle-perturbed`, or a provider model such as `openai:gpt-4o-mini`."""
     if spec in ("oracle", "oracle-perturbed"):
         perturbed = spec == "oracle-perturbed"
-        return lambda inst, read: OracleModel(inst, read, perturbed=perturbed)
+        return ModelFactory(spec, lambda inst, read: OracleModel(inst, read, perturbed=perturbed))
     if ":" not in spec:
         raise CodeloopError(f"unknown model {spec!r}",
                             "use oracle, oracle-perturbed or PROVIDER:MODEL")
     from codeloop.llm.factory import make_model
 
     model = make_model(spec, settings)
-    return lambda _inst, _read: model
+    return ModelFactory(model.name, lambda _inst, _read: model)
 
 
 def budget_for(model: Model, settings: Settings) -> Settings:
@@ -126,7 +134,8 @@ class Evaluation:
 
     def one(self, inst: SweInstance) -> InstanceResult:
         start = time.monotonic()
-        base = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable")
+        base = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable",
+                              model=self.factory.name)
         env = self._environment(inst, base)
         if env is None:
             return self._done(base, start)
@@ -195,8 +204,7 @@ class Evaluation:
             result.reason = f"installing the project failed: {prepared.tail(3)}"
             return None
         apply_patch(repo, inst.test_patch, "test patch")
-        model = self.factory(inst, _reader(repo))
-        result.model = model.name
+        model = self.factory.make(inst, _reader(repo))
         run = run_agent(inst, model, repo, env, state_dir, budget_for(model, self.settings))
         result.session_status = run.status
         result.steps, result.tool_calls = run.steps, run.tool_calls
