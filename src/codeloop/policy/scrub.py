@@ -1,4 +1,5 @@
-"""Strip terminal escapes and hidden Unicode from tool output, and say what was removed.
+"""Strip terminal escapes and hidden Unicode from tool output, and say what was removed;
+or, for a person, show them escaped (`for_terminal`).
 
 Hidden payloads (Unicode tag characters, variation-selector byte smuggling, OSC 52
 clipboard data) are decoded and returned so the injection scanner can read what a human
@@ -12,6 +13,7 @@ import binascii
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # Categories that legitimate program output does not need; their presence marks the output.
@@ -163,8 +165,6 @@ def _escape(m: re.Match[str], result: ScrubResult) -> str:
 
 def _hidden(m: re.Match[str], result: ScrubResult) -> str:
     s, start, end = m.string, m.start(), m.end()
-    prev = s[start - 1] if start else ""
-    nxt = s[end] if end < len(s) else ""
     if m.group("tags") is not None:
         result.removed["tag_characters"] += end - start
         decoded = "".join(chr(ord(c) - 0xE0000) for c in m.group("tags") if 0xE0020 <= ord(c) <= 0xE007E)
@@ -174,8 +174,8 @@ def _hidden(m: re.Match[str], result: ScrubResult) -> str:
         return ""
     if m.group("vs") is not None:
         run = m.group("vs")
-        if len(run) == 1 and run < "\U000e0100" and prev and (ord(prev) > 0x7F or prev in "#*0123456789"):
-            return run  # one VS15/VS16 after a symbol or keycap base: ordinary emoji spelling
+        if _benign(s, start, end):
+            return run
         result.removed["variation_selectors"] += len(run)
         if len(run) > 1:
             data = bytes((ord(c) - 0xFE00) if c < "\U000e0100" else (ord(c) - 0xE0100 + 16) for c in run)
@@ -191,14 +191,33 @@ def _hidden(m: re.Match[str], result: ScrubResult) -> str:
         if ch == "\ufeff" and start == 0:
             result.removed["byte_order_mark"] += 1
             return ""
-        if ch == "\u200d" and _emoji_base(prev) and _emoji_base(nxt):
-            return ch  # emoji ZWJ sequence (family, profession emoji)
-        if ch == "\u200c" and _letter(prev) and _letter(nxt):
-            return ch  # ZWNJ inside Persian/Indic words
+        if _benign(s, start, end):
+            return ch
         result.removed["zero_width"] += 1
         return ""
     result.removed["invisible_format"] += 1
     return ""
+
+
+def _benign(s: str, start: int, end: int) -> bool:
+    """Whether the invisible `s[start:end]` is ordinary spelling: one VS15/VS16 after a symbol
+    or keycap base, an emoji ZWJ sequence (family, profession emoji), a ZWNJ inside a
+    Persian or Indic word."""
+    run = s[start:end]
+    prev = s[start - 1] if start else ""
+    nxt = s[end] if end < len(s) else ""
+    if len(run) == 1 and "\ufe00" <= run <= "\ufe0f":
+        return (bool(prev) and (ord(prev) > 0x7F or prev in "#*0123456789")
+                and not _is_vs(prev) and not _is_vs(nxt))
+    if run == "\u200d":
+        return _emoji_base(prev) and _emoji_base(nxt)
+    if run == "\u200c":
+        return _letter(prev) and _letter(nxt)
+    return False
+
+
+def _is_vs(ch: str) -> bool:
+    return bool(ch) and ("\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef")
 
 
 def _emoji_base(ch: str) -> bool:
@@ -209,3 +228,63 @@ def _emoji_base(ch: str) -> bool:
 
 def _letter(ch: str) -> bool:
     return bool(ch) and ord(ch) > 0x7F and unicodedata.category(ch)[0] in "LM"
+
+
+# Runs of anything but printable ASCII, tab, newline and a CR ending a line: plain text costs
+# one regex scan; only these runs are looked at character by character.
+_NOT_PLAIN = re.compile(r"(?:[^\t\n\r -~]|\r(?!\n))+")
+_NOT_PLAIN_LINE = re.compile(r"[^ -~]+")
+_PLAIN_BYTES = bytes([9, 10, *range(0x20, 0x7F)])
+_NAMES = {"\x00": "NUL", "\x07": "BEL", "\x08": "BS", "\t": "TAB", "\n": "LF", "\x0b": "VT",
+          "\x0c": "FF", "\r": "CR", "\x1b": "ESC", "\x7f": "DEL"}
+
+
+def for_terminal(text: str, *, one_line: bool = False) -> str:
+    """`text` (from a repository, a model or a tool) made safe to show a person: every control,
+    escape, bidi, zero-width or otherwise invisible character is shown as `⟨ESC⟩`/`⟨U+202E⟩`.
+
+    Nothing is dropped, so the reader sees that something was there; an escape sequence is
+    inert once its ESC is shown. `one_line` also shows newlines and tabs (file names).
+    """
+    if not one_line and _plain_ascii(text):
+        return text
+    pattern = _NOT_PLAIN_LINE if one_line else _NOT_PLAIN
+    return pattern.sub(lambda m: _mark_run(m, _visible), text)
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text (from `json.dumps(..., ensure_ascii=False)`) with the characters that
+    `for_terminal` would show escaped written as `\\uXXXX` instead: the same JSON value, inert
+    on a terminal, and other non-ASCII text stays readable."""
+    if _plain_ascii(text):
+        return text
+    return _NOT_PLAIN.sub(lambda m: _mark_run(m, _json_escape), text)
+
+
+def _plain_ascii(text: str) -> bool:
+    """Printable ASCII, tabs and newlines only (the usual diff): checked at C speed."""
+    return (text.isascii() and "\r" not in text
+            and not text.encode("ascii").translate(None, _PLAIN_BYTES))
+
+
+def _mark_run(m: re.Match[str], render: Callable[[str], str]) -> str:
+    run = m.group()
+    if run.isprintable() and not _PRINTABLE_HIDDEN.search(run):
+        return run  # letters, symbols and emoji of any script
+    s, base = m.string, m.start()
+    return "".join(
+        ch if (ch.isprintable() and not _PRINTABLE_HIDDEN.match(ch)) or _benign(s, base + i, base + i + 1)
+        else render(ch)
+        for i, ch in enumerate(run))
+
+
+def _visible(ch: str) -> str:
+    return f"⟨{_NAMES.get(ch) or f'U+{ord(ch):04X}'}⟩"
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code > 0xFFFF:  # JSON spells astral characters as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
