@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 REGULAR = 0o100644
 EXECUTABLE = 0o100755
 SYMLINK = 0o120000
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
+              "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def quote_path(name: str) -> str:
+    """A name for a diff header, C-quoted as git does when it holds a control character:
+    a newline in a file name must not start a forged line of the diff."""
+    if not _CONTROL.search(name):
+        return name
+    return '"' + re.sub(r'[\x00-\x1f\x7f"\\]',
+                        lambda m: _C_ESCAPES.get(m.group(), f"\\{ord(m.group()):03o}"), name) + '"'
 
 
 def is_binary(data: bytes) -> bool:
@@ -23,7 +38,7 @@ def file_diff(rel: str, before: bytes | None, after: bytes | None, context: int 
     old_rel = old_rel or rel
     if before == after and old_mode == new_mode and old_rel == rel:
         return ""
-    header = [f"diff --git a/{old_rel} b/{rel}"]
+    header = [f"diff --git {quote_path('a/' + old_rel)} {quote_path('b/' + rel)}"]
     if before is None:
         header.append(f"new file mode {new_mode:o}")
     elif after is None:
@@ -33,12 +48,12 @@ def file_diff(rel: str, before: bytes | None, after: bytes | None, context: int 
             header += [f"old mode {old_mode:o}", f"new mode {new_mode:o}"]
         if old_rel != rel:
             similarity = 100 if before == after else _similarity(before, after)
-            header += [f"similarity index {similarity}%", f"rename from {old_rel}",
-                       f"rename to {rel}"]
+            header += [f"similarity index {similarity}%", f"rename from {quote_path(old_rel)}",
+                       f"rename to {quote_path(rel)}"]
     if before == after:
         return "\n".join(header) + "\n"
-    a_name = f"a/{old_rel}" if before is not None else "/dev/null"
-    b_name = f"b/{rel}" if after is not None else "/dev/null"
+    a_name = quote_path(f"a/{old_rel}") if before is not None else "/dev/null"
+    b_name = quote_path(f"b/{rel}") if after is not None else "/dev/null"
     if is_binary(before or b"") or is_binary(after or b""):
         header.append(f"Binary files {a_name} and {b_name} differ")
         return "\n".join(header) + "\n"
