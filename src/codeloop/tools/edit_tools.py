@@ -106,6 +106,19 @@ class ApplyPatch(_FileOpsTool):
         return parse_patch(args.patch, default_path=args.path)
 
 
+EDIT_TOOL_TYPES: dict[str, type[_FileOpsTool]] = {
+    t.name: t for t in (EditFile, WriteFile, ApplyPatch)}
+
+
+def preview_diff(name: str, arguments: dict[str, Any], ctx: ToolContext) -> str:
+    """The diff an edit tool's call would make, planned against the workspace without writing
+    (for the person asked to approve it); raises CodeloopError when it would fail."""
+    tool = EDIT_TOOL_TYPES[name]()
+    args = tool.args_model.model_validate(arguments)
+    changes = plan([_normalise(op, ctx) for op in tool.ops(args)], _reader(ctx))
+    return "".join(file_diff(c.path, c.before, c.after) for c in changes if c.changed)
+
+
 def _normalise(op: FileOp, ctx: ToolContext) -> FileOp:
     """The op with repository-relative POSIX paths (confined to the workspace)."""
     def rel(path: str) -> str:
