@@ -7,9 +7,8 @@ import pkgutil
 import sys
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
+from codeloop.cli.safe_text import markup_safe, shown, terminal_console
 from codeloop.errors import CodeloopError
 
 app = typer.Typer(
@@ -20,7 +19,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-err_console = Console(stderr=True)
+err_console = terminal_console(stderr=True)
 
 
 def _register_all() -> None:
@@ -46,9 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     except CodeloopError as exc:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
+        # Messages quote paths, file text and tool output: shown escaped, never markup.
+        err_console.print(f"[bold red]error:[/] {markup_safe(exc.message)}")
         if exc.hint:
-            err_console.print(f"[yellow]hint:[/] {escape(exc.hint)}")
+            err_console.print(f"[yellow]hint:[/] {markup_safe(exc.hint)}")
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted; `codeloop resume ID` continues the session")
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0
-        err_console.print(str(exc.code))
+        err_console.print(shown(exc.code))
         return 1
     return 0
 

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.safe_text import shown_path, terminal_console
 from codeloop.edit.apply import FileChange, plan
 from codeloop.edit.formats import detect, parse_patch
 from codeloop.errors import CodeloopError
@@ -65,9 +65,9 @@ def patch_command(
     for col in ("path", "action", "matched"):
         table.add_column(col)
     for r in rows:
-        table.add_row(str(r["path"]), str(r["action"]),
+        table.add_row(shown_path(r["path"]), str(r["action"]),
                       "already applied" if not r["changed"] else str(r["strategy"]))
-    Console().print(table)
+    terminal_console().print(table)
 
 
 def register(app: typer.Typer) -> None:

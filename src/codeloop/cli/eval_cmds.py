@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
 from codeloop.eval.swebench.envs import default_cache_dir
@@ -22,7 +23,7 @@ from codeloop.eval.swebench.evaluate import (
 from codeloop.eval.swebench.harness import Bench
 from codeloop.eval.swebench.instances import load_instances
 
-console = Console(highlight=False)
+console = terminal_console()
 # Relative to the working directory, where the project's shared data sits beside a checkout.
 DEFAULT_INSTANCES = Path("../shared/data/swebench/instances.jsonl")
 
@@ -45,9 +46,9 @@ def _table(results: list[InstanceResult]) -> Table:
         table.add_column(column, overflow="fold")
     for r in results:
         style = OUTCOME_STYLE[r.outcome]
-        table.add_row(r.instance_id, f"[{style}]{r.outcome}[/]", str(r.steps), str(r.tool_calls),
-                      str(r.failed_tool_calls), f"{r.agent_s:.1f}", f"{r.judge_s:.1f}",
-                      r.reason[:160])
+        table.add_row(shown(r.instance_id), Text(r.outcome, style=style), str(r.steps),
+                      str(r.tool_calls), str(r.failed_tool_calls), f"{r.agent_s:.1f}",
+                      f"{r.judge_s:.1f}", shown(r.reason[:160]))
     return table
 
 
@@ -113,8 +114,9 @@ def swebench(
                 print(line, flush=True)
             else:
                 style = OUTCOME_STYLE[result.outcome]
-                console.print(f"{result.instance_id}: [{style}]{result.outcome}[/] "
-                              f"{result.reason[:120]}")
+                console.print(Text.assemble(shown(result.instance_id), ": ",
+                                            (result.outcome, style), " ",
+                                            shown(result.reason[:120])))
     finally:
         if sink:
             sink.close()

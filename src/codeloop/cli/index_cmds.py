@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import CodeloopError
 from codeloop.index.exact import grep
 from codeloop.index.service import RepoIndex
 
-console = Console()
+console = terminal_console()
 
 
 class NotADirectory(CodeloopError):
@@ -46,9 +47,9 @@ def index_command(
         if as_json:
             print(json.dumps(figures))
         else:
-            table = Table(title=f"index of {index.root}", show_header=False)
+            table = Table(title=Text("index of ") + shown_path(index.root), show_header=False)
             for key, value in figures.items():
-                table.add_row(key, str(value))
+                table.add_row(key, shown(value))
             console.print(table)
         if watch:
             from codeloop.index.watch import watch_forever
@@ -106,7 +107,8 @@ def _print(rows: list[dict[str, object]], columns: list[str], as_json: bool) -> 
         return
     table = Table(*columns)
     for row in rows:
-        table.add_row(*(str(row[c]) for c in columns))
+        # Paths, lines and symbols come from the repository.
+        table.add_row(*(shown_path(row[c]) if c == "path" else shown(row[c]) for c in columns))
     console.print(table)
 
 

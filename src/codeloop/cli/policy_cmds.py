@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any, cast
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from codeloop.cli.safe_text import markup_safe, shown, shown_path, terminal_console
 from codeloop.errors import CodeloopError
 from codeloop.policy.engine import PolicyEngine, approval_digest, remember_rule
 from codeloop.policy.network import command_network_reason
@@ -96,19 +97,19 @@ def check_command(
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
-    console = Console()
+    console = terminal_console()
     if commands:
         table = Table("command", "network", title="commands found")
         for cmd in commands:
-            table.add_row(cmd.text, command_network_reason(cmd) or "")
+            table.add_row(shown(cmd.text), shown(command_network_reason(cmd) or ""))
         console.print(table)
     for problem in problems:
-        console.print(f"[yellow]cannot analyse:[/] {problem}")
+        console.print(f"[yellow]cannot analyse:[/] {markup_safe(problem)}")
     colour = {"allow": "green", "ask": "yellow", "deny": "red"}[decision.action]
-    console.print(f"[bold {colour}]{decision.action}[/] (source: {decision.source}"
-                  f"{', rule: ' + decision.rule if decision.rule else ''})")
-    console.print(f"  {decision.reason}")
-    console.print(f"  remember as: {remembered}")
+    console.print(f"[bold {colour}]{decision.action}[/] (source: {markup_safe(decision.source)}"
+                  f"{', rule: ' + markup_safe(decision.rule) if decision.rule else ''})")
+    console.print(Text("  ") + shown(decision.reason))
+    console.print(Text("  remember as: ") + shown(remembered))
 
 
 @policy_app.command("scan")
@@ -124,12 +125,13 @@ def scan_command(
         results.append((str(path), engine.post_tool("read_file", {"path": str(path)}, text,
                                                     cwd=Path.cwd())))
     if as_json:
-        typer.echo(json.dumps([{"file": name, "untrusted": r.untrusted, "flags": r.flags}
-                               for name, r in results], indent=2))
+        typer.echo(json.dumps([{"file": file, "untrusted": r.untrusted, "flags": r.flags}
+                               for file, r in results], indent=2))
     else:
-        console = Console()
-        for name, r in results:
-            console.print(f"{name}: {', '.join(r.flags) if r.flags else '[green]clean[/]'}")
+        console = terminal_console()
+        for file, r in results:
+            console.print(Text.assemble(shown_path(file), ": ", shown(", ".join(r.flags)) if r.flags
+                                        else ("clean", "green")))
     if any(r.untrusted for _, r in results):
         sys.exit(1)
 

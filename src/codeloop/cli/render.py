@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from codeloop.cli.safe_text import markup_safe, print_json, shown, shown_path, terminal_console
 from codeloop.events import PlanStep, StoredEvent
 from codeloop.llm.types import StreamDelta
+from codeloop.policy.scrub import for_terminal
 
 MAX_OUTPUT_LINES = 12
 STATUS_STYLE = {"finished": "green", "budget_exceeded": "yellow", "stuck": "yellow",
@@ -29,7 +29,9 @@ def short(value: Any, limit: int = 120) -> str:
 
 
 def diff_view(diff: str) -> Syntax:
-    return Syntax(diff, "diff", theme="ansi_dark", background_color="default", word_wrap=True)
+    """A diff coloured by line kind; its lines are made safe before they are styled."""
+    return Syntax(for_terminal(diff), "diff", theme="ansi_dark", background_color="default",
+                  word_wrap=True)
 
 
 STEP_STYLE = {"pending": ("○", "white"), "in_progress": ("◐", "cyan"), "done": ("●", "green"),
@@ -38,18 +40,18 @@ STEP_STYLE = {"pending": ("○", "white"), "in_progress": ("◐", "cyan"), "done
 
 def plan_table(summary: str, steps: list[PlanStep], title: str = "plan") -> Table:
     """A plan's steps for people: status, id, title (with detail and note), dependencies."""
-    table = Table(title=f"{title}: {escape(summary)}", title_justify="left", expand=False)
+    table = Table(title=Text(f"{title}: ") + shown(summary), title_justify="left", expand=False)
     for col in ("", "id", "step", "after"):
         table.add_column(col)
     for step in steps:
         mark, style = STEP_STYLE[step.status]
-        text = escape(step.title)
+        text = shown(step.title)
         if step.detail:
-            text += f"\n[dim]{escape(step.detail)}[/]"
+            text += Text("\n") + shown(step.detail, "dim")
         if step.note:
-            text += f"\n[italic dim]{escape(step.note)}[/]"
-        table.add_row(f"[{style}]{mark}[/]", escape(step.id), text,
-                      escape(", ".join(step.depends_on)))
+            text += Text("\n") + shown(step.note, "italic dim")
+        table.add_row(Text(mark, style=style), shown(step.id), text,
+                      shown(", ".join(step.depends_on)))
     return table
 
 
@@ -57,10 +59,8 @@ class JsonRenderer:
     """One JSON object per event on stdout."""
 
     def on_event(self, stored: StoredEvent) -> None:
-        record = {"seq": stored.seq, "session_id": stored.session_id,
-                  **stored.event.model_dump(mode="json")}
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        print_json({"seq": stored.seq, "session_id": stored.session_id,
+                    **stored.event.model_dump(mode="json")})
 
     def on_delta(self, delta: StreamDelta) -> None:
         return None
@@ -70,14 +70,14 @@ class LiveRenderer:
     """The timeline as it happens: thoughts, tool calls, short outputs, diffs, running cost."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or terminal_console()
         self.tokens = 0
         self.cost = 0.0
         self.streamed = False
 
     def on_delta(self, delta: StreamDelta) -> None:
         if delta.text:
-            self.console.print(Text(delta.text, style="dim"), end="")
+            self.console.print(shown(delta.text, "dim"), end="")
             self.streamed = True
 
     def on_event(self, stored: StoredEvent) -> None:
@@ -86,8 +86,8 @@ class LiveRenderer:
         kind = e.type
         data = e.model_dump()
         if kind == "session_started":
-            c.print(Panel(f"[bold]{escape(data['task'])}[/]\nrepo: {escape(data['repo'])}\n"
-                          f"model: {escape(data['model'])}",
+            c.print(Panel(Text.assemble(shown(data["task"], "bold"), "\nrepo: ", shown_path(data["repo"]),
+                                        "\nmodel: ", shown(data["model"])),
                           title=f"session {stored.session_id}", border_style="cyan"))
         elif kind == "session_resumed":
             c.print(f"[cyan]resumed[/] (interrupted calls: {len(data['interrupted_calls'])})")
@@ -95,7 +95,7 @@ class LiveRenderer:
             if self.streamed:
                 c.print()
             elif data["text"].strip():
-                c.print(Text(data["text"].strip(), style="dim"))
+                c.print(Text(for_terminal(data["text"]).strip(), style="dim"))
             self.streamed = False
             usage = data["usage"]
             self.tokens += usage["input_tokens"] + usage["output_tokens"]
@@ -105,19 +105,23 @@ class LiveRenderer:
                     f"${self.cost:.4f} · {data['latency_ms']:.0f} ms[/]")
             for call in data["tool_calls"]:
                 args = call["arguments"] if call["arguments"] is not None else call["raw_arguments"]
-                c.print(f"[bold cyan]→ {escape(call['name'])}[/] {escape(short(args))}",
-                        highlight=False)
+                c.print(Text.assemble(("→ ", "bold cyan"), shown(call["name"], "bold cyan"),
+                                      " ", shown(short(args))))
         elif kind == "tool_call_finished":
             mark = "[green]✓[/]" if data["ok"] else "[red]✗[/]"
             body = (f"ERROR: {data['error']}\n" if data["error"] else "") + data["output"]
-            lines = body.strip().splitlines()
-            shown = lines[:MAX_OUTPUT_LINES]
-            more = f"\n… {len(lines) - len(shown)} more lines" if len(lines) > len(shown) else ""
-            c.print(f"  {mark} [dim]{escape(data['name'])}[/]")
-            if shown:
-                c.print(Text("    " + "\n    ".join(shown) + more, style="grey50"))
+            # Escaped first: `splitlines` would silently eat a lone CR, FF or U+2028.
+            body = for_terminal(body).strip()
+            lines = body.split("\n") if body else []
+            lines_shown = lines[:MAX_OUTPUT_LINES]
+            more = (f"\n… {len(lines) - len(lines_shown)} more lines"
+                    if len(lines) > len(lines_shown) else "")
+            c.print(f"  {mark} [dim]{markup_safe(data['name'])}[/]")
+            if lines_shown:
+                c.print(Text("    " + "\n    ".join(lines_shown) + more, style="grey50"))
         elif kind == "file_edited":
-            c.print(f"[magenta]edited {escape(data['path'])}[/] [dim]({escape(data['strategy'])})[/]")
+            c.print(Text.assemble(("edited ", "magenta"), shown(data["path"], "magenta", one_line=True),
+                                  " ", shown(f"({data['strategy']})", "dim")))
             c.print(diff_view(data["diff"]))
         elif kind == "plan_proposed":
             steps = [PlanStep.model_validate(st) for st in data["steps"]]
@@ -125,19 +129,20 @@ class LiveRenderer:
             c.print(plan_table(data["summary"], steps, title=f"plan proposed{asks}"))
         elif kind == "plan_updated":
             changes = ", ".join(f"{ch['id']} → {ch['status'] or 'note'}" for ch in data["changes"])
-            c.print(f"[cyan]plan progress:[/] {escape(changes)}")
+            c.print(f"[cyan]plan progress:[/] {markup_safe(changes)}")
         elif kind == "system_note":
-            c.print(f"[yellow]note:[/] {escape(data['text'])}")
+            c.print(f"[yellow]note:[/] {markup_safe(data['text'])}")
         elif kind in ("budget_warning", "loop_detected"):
-            c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {escape(short(data, 200))}")
+            c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {markup_safe(short(data, 200))}")
         elif kind == "policy_decided" and data["decision"] != "allow":
-            c.print(f"[yellow]policy {data['decision']}[/]: {escape(data['reason'])}")
+            c.print(f"[yellow]policy {data['decision']}[/]: {markup_safe(data['reason'])}")
         elif kind == "model_call_failed":
-            c.print(f"[red]model call failed[/] ({data['error_kind']}): {escape(data['message'])}")
+            c.print(f"[red]model call failed[/] ({markup_safe(data['error_kind'])}): "
+                    f"{markup_safe(data['message'])}")
         elif kind == "session_paused":
-            c.print(f"[yellow]paused:[/] {escape(data['reason'])}")
+            c.print(f"[yellow]paused:[/] {markup_safe(data['reason'])}")
         elif kind == "session_finished":
             style = STATUS_STYLE.get(data["status"], "white")
             text = data["summary"] or data["reason"]
-            c.print(Panel(Text(text or "(no summary)"), title=f"[{style}]{data['status']}[/]",
+            c.print(Panel(shown(text or "(no summary)"), title=f"[{style}]{data['status']}[/]",
                           border_style=style))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
@@ -12,11 +11,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from codeloop.cli.approve import terminal_approver
 from codeloop.cli.render import STATUS_STYLE, JsonRenderer, LiveRenderer, diff_view
+from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
 from codeloop.cli.trust_cmds import notice_untrusted
 from codeloop.config import Settings, load_settings
 from codeloop.errors import CodeloopError
@@ -38,12 +38,12 @@ from codeloop.session.state import SessionState, fold
 from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.factory import open_workspace
 
-console = Console(highlight=False)
+console = terminal_console()
 
 
 def _status(text: str, quiet: bool) -> AbstractContextManager[object]:
     """A spinner on standard error for people; nothing when the output is JSON."""
-    return nullcontext() if quiet else Console(stderr=True).status(text)
+    return nullcontext() if quiet else terminal_console(stderr=True).status(text)
 
 EXIT_BY_STATUS = {"finished": 0, "budget_exceeded": 3, "stuck": 4, "needs_human": 5,
                   "stopped": 6, "paused": 6, "waiting_approval": 6, "error": 1,
@@ -85,6 +85,8 @@ def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settin
     runner = build_runner(store, session_id, repo, settings, model, summariser=summariser,
                           parts=RuntimeParts(control=control, approver=approver),
                           on_event=renderer.on_event, on_delta=renderer.on_delta)
+    if approver is not None:
+        approver.context = runner.ctx
     try:
         with _sigterm_as_stop(control):
             state = runner.run()
@@ -134,7 +136,7 @@ def register(app: typer.Typer) -> None:
         if no_sandbox:
             flags["sandbox"] = False
         settings = load_settings(repo, flags)
-        notice_untrusted(repo, Console(stderr=True, highlight=False))
+        notice_untrusted(repo, terminal_console(stderr=True))
         llm = make_model(settings.model, settings)
         store = open_store()
         with _status("reading the repository (the first run on a large one builds its index)",
@@ -180,8 +182,8 @@ def register(app: typer.Typer) -> None:
         for r in rows:
             style = STATUS_STYLE.get(r.status, "white")
             table.add_row(r.id, datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
-                          f"[{style}]{r.status}[/]", str(r.steps), f"${r.cost_usd:.4f}",
-                          r.task[:60])
+                          shown(r.status, style), str(r.steps), f"${r.cost_usd:.4f}",
+                          shown(r.task[:60], one_line=True))
         console.print(table)
 
     @app.command()
@@ -209,12 +211,11 @@ def register(app: typer.Typer) -> None:
         store = open_store()
         row = store.get(session_id)
         doc = trajectory(row, store.read(row.id), session_diff(store, row.id))
-        text = json.dumps(doc, indent=2, ensure_ascii=False)
         if out is None:
-            sys.stdout.write(text + "\n")
+            print_json(doc, indent=2)
         else:
-            out.write_text(text + "\n")
-            console.print(f"wrote {out} ({len(doc['events'])} events)")
+            out.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+            console.print(Text.assemble("wrote ", shown_path(out), f" ({len(doc['events'])} events)"))
 
     @app.command()
     def replay(

@@ -8,11 +8,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.syntax import Syntax
 
+from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.config import data_dir, ignored_project_keys, project_config_path
 from codeloop.errors import ConfigError
+from codeloop.policy.scrub import for_terminal
 from codeloop.project_trust import is_trusted, revoke, trust
 
 
@@ -21,9 +22,9 @@ def notice_untrusted(repo: Path, console: Console) -> None:
     ignored = ignored_project_keys(repo)
     if ignored:
         console.print(
-            f"[yellow]note:[/] {escape(str(project_config_path(repo)))} is not trusted; ignored: "
-            f"{escape(', '.join(ignored))}. Review it, then run `codeloop trust --repo "
-            f"{escape(str(repo))}` to apply it.")
+            f"[yellow]note:[/] {markup_safe(project_config_path(repo))} is not trusted; ignored: "
+            f"{markup_safe(', '.join(ignored))}. Review it, then run `codeloop trust --repo "
+            f"{markup_safe(repo)}` to apply it.")
 
 
 def register(app: typer.Typer) -> None:
@@ -38,7 +39,7 @@ def register(app: typer.Typer) -> None:
         repo = repo.resolve()
         config = project_config_path(repo)
         data = data_dir()
-        console = Console()
+        console = terminal_console()
         if revoke_:
             removed = revoke(repo, data)
             _report(console, json_out, repo, "revoked" if removed else "was not trusted")
@@ -50,8 +51,10 @@ def register(app: typer.Typer) -> None:
             return
         ignored = ignored_project_keys(repo)
         if not yes:
-            console.print(Syntax(config.read_text(errors="replace"), "toml"))
-            console.print(f"Trusting applies: {', '.join(ignored) or '(nothing it tightens only)'}")
+            # The repository wrote this file: shown escaped to the person deciding to trust it.
+            console.print(Syntax(for_terminal(config.read_text(errors="replace")), "toml"))
+            console.print(f"Trusting applies: "
+                          f"{markup_safe(', '.join(ignored)) or '(nothing it tightens only)'}")
             if not typer.confirm("Trust this file as it is now?", default=False):
                 _report(console, json_out, repo, "not trusted")
                 raise typer.Exit(1)
@@ -65,4 +68,4 @@ def _report(console: Console, json_out: bool, repo: Path, status: str, digest: s
         print(json.dumps({"repo": str(repo), "status": status, "sha256": digest,
                           "applied": applied or []}))
     else:
-        console.print(f"{escape(str(repo))}: {status}")
+        console.print(f"{markup_safe(repo)}: {status}")

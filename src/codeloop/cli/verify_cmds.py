@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import data_dir, load_settings
 from codeloop.errors import ConfigError
 from codeloop.sandbox.factory import make_sandbox
@@ -21,23 +21,25 @@ from codeloop.verify.verification import Verification
 from codeloop.verify.verifier import Verifier
 from codeloop.workspace.factory import open_workspace
 
-console = Console()
+console = terminal_console()
 
 
 def _print(result: Verification, plan_lines: list[str]) -> None:
     for line in plan_lines:
-        console.print(f"[dim]{line}[/]")
+        console.print(shown(line, "dim"))
     table = Table("command", "scope", "result", "exit", "seconds")
     for run in result.runs:
         style = "green" if run.outcome == "passed" else "red"
-        table.add_row(run.command, run.scope, f"[{style}]{run.counts}[/]", str(run.exit_code),
+        table.add_row(shown(run.command), shown(run.scope), shown(run.counts, style),
+                      str(run.exit_code),
                       f"{run.duration_ms / 1000:.1f}")
     console.print(table)
     failures = [f for r in result.runs for f in r.failures]
     if failures:
         listing = Table("failing", "kind", "severity")
         for failure in failures[:50]:
-            listing.add_row(failure.headline(), failure.kind, failure.severity)
+            listing.add_row(shown(failure.headline()), shown(failure.kind),
+                            shown(failure.severity))
         console.print(listing)
         if len(failures) > 50:
             console.print(f"... and {len(failures) - 50} more (use --json for all)")
@@ -69,7 +71,7 @@ def verify_cmd(
                 typer.echo(json.dumps({"plan": plan.describe()}))
             else:
                 for line in plan.describe():
-                    console.print(line)
+                    console.print(shown(line))
             return
         verifier = Verifier(workspace.path, sandbox, verify, changed_files=workspace.changed_files, plan=plan)
         result = verifier.baseline(target)

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
+from codeloop.cli.render import diff_view
+from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import SessionNotFound
 from codeloop.session.cleanup import drop_view_index
 from codeloop.session.store import SQLiteEventStore
@@ -20,7 +21,7 @@ from codeloop.workspace.errors import WorkspaceError
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.locate import event_store_path, session_workspace_dir
 
-console = Console()
+console = terminal_console()
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
@@ -52,10 +53,10 @@ def diff_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
     if not changes:
         console.print(f"session {session_id} changed nothing ({ws.kind} workspace)")
         return
-    console.print(Syntax("".join(c.diff for c in changes), "diff", theme="ansi_dark",
-                         word_wrap=True))
-    console.print(f"[bold]{len(changes)}[/] file(s) changed ({ws.kind} workspace); "
-                  f"`codeloop apply {session_id}` writes them into {ws.root}")
+    console.print(diff_view("".join(c.diff for c in changes)))
+    console.print(Text.assemble((str(len(changes)), "bold"),
+                                f" file(s) changed ({ws.kind} workspace); "
+                                f"`codeloop apply {session_id}` writes them into ", shown_path(ws.root)))
 
 
 def apply_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
@@ -69,9 +70,9 @@ def apply_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
         if not as_json:
             table = Table("file", "why it stops apply")
             for rel in result.conflicts:
-                table.add_row(rel, "you changed it since the session began")
+                table.add_row(shown_path(rel), "you changed it since the session began")
             for rel, reason in result.refused.items():
-                table.add_row(rel, reason)
+                table.add_row(shown_path(rel), shown(reason))
             console.print(table)
         raise WorkspaceError(
             "nothing was applied",
@@ -82,9 +83,10 @@ def apply_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
     if not result.applied:
         console.print("nothing to apply")
         return
-    table = Table("applied to " + str(ws.root))
+    table = Table()
+    table.add_column(Text("applied to ") + shown_path(ws.root))
     for rel in result.applied:
-        table.add_row(rel)
+        table.add_row(shown_path(rel))
     console.print(table)
     console.print(f"checkpoint [bold]{result.checkpoint}[/]; `codeloop undo {session_id}` "
                   "restores your files")
@@ -99,7 +101,8 @@ def undo_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
     if as_json:
         typer.echo(json.dumps({"restored": restored}))
         return
-    console.print(f"restored {len(restored)} file(s): " + ", ".join(restored))
+    console.print(Text(f"restored {len(restored)} file(s): ")
+                  + Text(", ").join(shown_path(rel) for rel in restored))
 
 
 def discard_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")]) -> None:
