@@ -215,3 +215,18 @@ def test_export_to_a_file_says_where_and_keeps_the_exact_text(session: Session) 
     assert f"wrote {session.tmp / 't.json'}" in session.plain("export_file")
     doc = json.loads((session.tmp / "t.json").read_text())
     assert doc["summary"]["task"] == TASK
+
+
+CLI = Path(__file__).resolve().parents[2] / "src" / "codeloop" / "cli"
+
+
+def test_every_cli_console_and_diff_view_is_made_by_the_safe_helpers() -> None:
+    # A console made elsewhere would expand `:emoji:` codes and highlight foreign text; a
+    # Syntax made elsewhere would show a diff or a file without escaping it first.
+    for path in sorted(CLI.glob("*.py")):
+        source = path.read_text()
+        if path.name != "safe_text.py":
+            assert "Console(" not in source, path.name
+        if path.name not in ("render.py", "trust_cmds.py"):
+            assert "Syntax(" not in source, path.name
+        assert "Syntax(for_terminal(" in source or "Syntax(" not in source, path.name

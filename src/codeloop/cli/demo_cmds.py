@@ -7,15 +7,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from codeloop.cli.safe_text import terminal_console
 from codeloop.cli.session_cmds import EXIT_BY_STATUS, drive
 from codeloop.config import load_settings
 from codeloop.demo import DEMO_TASK, make_demo_repo, script_path
 from codeloop.llm.scripted import ScriptedModel
 from codeloop.session.setup import open_store, start_session
 
-console = Console(highlight=False)
+console = terminal_console()
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.sandbox.docker_backend import docker_reachable
 from codeloop.sandbox.probe import Capabilities, Probe, probe
 
@@ -30,11 +31,11 @@ def _print(caps: Capabilities, console: Console) -> None:
     table.add_column("status")
     table.add_column("detail")
     for name, p in _rows(caps):
-        table.add_row(name, "[green]ok[/]" if p.ok else "[red]no[/]", p.detail)
+        table.add_row(name, "[green]ok[/]" if p.ok else "[red]no[/]", shown(p.detail))
     console.print(table)
     reachable, detail = docker_reachable()
     table.add_row("Docker engine", "[green]ok[/]" if reachable else "[red]no[/]",
-                  f"{detail} (backend used when bwrap cannot isolate, or when configured)")
+                  shown(f"{detail} (backend used when bwrap cannot isolate, or when configured)"))
     console.print(table)
     version = caps.bwrap_version or "none"
     console.print(f"bwrap {version} at {caps.bwrap_path or '-'}; running as root: {caps.running_as_root}")
@@ -58,7 +59,7 @@ def doctor(json_out: bool = typer.Option(False, "--json", help="Print the probes
         data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}}
         typer.echo(json.dumps(data, indent=2))
         return
-    _print(caps, Console())
+    _print(caps, terminal_console())
 
 
 def register(app: typer.Typer) -> None:

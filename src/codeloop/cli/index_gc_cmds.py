@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from codeloop.cli.safe_text import shown_path, terminal_console
 from codeloop.index import store
 from codeloop.index.registry import prune_indexes
 
-console = Console(highlight=False)
+console = terminal_console()
 
 
 def _size(directory: Path) -> int:
@@ -50,7 +50,7 @@ def index_gc(
         return
     verb = "would delete" if dry_run else "deleted"
     for path in victims:
-        console.print(f"{verb} {path}")
+        console.print(verb, shown_path(path))
     console.print(f"{verb} {len(victims)} index(es), {freed / 1e6:.1f} MB")
 
 

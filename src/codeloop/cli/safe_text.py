@@ -18,9 +18,9 @@ from rich.text import Text
 from codeloop.policy.scrub import for_terminal, json_for_terminal
 
 
-def terminal_console(*, stderr: bool = False) -> Console:
+def terminal_console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
     """A console for the CLI: no `:emoji:` codes and no guessing highlighter on foreign text."""
-    return Console(stderr=stderr, highlight=False, emoji=False)
+    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=soft_wrap)
 
 
 def shown(value: object, style: str = "", *, one_line: bool = False) -> Text:

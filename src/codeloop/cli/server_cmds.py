@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from codeloop.cli.safe_text import terminal_console
 from codeloop.config import data_dir as default_data_dir
 from codeloop.errors import CodeloopError
 
-console = Console(highlight=False, soft_wrap=True)
+console = terminal_console(soft_wrap=True)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -69,4 +69,4 @@ def register(app: typer.Typer) -> None:
 
         store = TokenStore(data or default_data_dir())
         print(store.create(user))
-        Console(stderr=True).print(f"[dim]stored in {store.users_path} (mode 0600)[/]")
+        terminal_console(stderr=True).print(f"[dim]stored in {store.users_path} (mode 0600)[/]")

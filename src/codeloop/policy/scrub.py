@@ -234,7 +234,6 @@ def _letter(ch: str) -> bool:
 # one regex scan; only these runs are looked at character by character.
 _NOT_PLAIN = re.compile(r"(?:[^\t\n\r -~]|\r(?!\n))+")
 _NOT_PLAIN_LINE = re.compile(r"[^ -~]+")
-_PLAIN_BYTES = bytes([9, 10, *range(0x20, 0x7F)])
 _NAMES = {"\x00": "NUL", "\x07": "BEL", "\x08": "BS", "\t": "TAB", "\n": "LF", "\x0b": "VT",
           "\x0c": "FF", "\r": "CR", "\x1b": "ESC", "\x7f": "DEL"}
 
@@ -246,7 +245,7 @@ def for_terminal(text: str, *, one_line: bool = False) -> str:
     Nothing is dropped, so the reader sees that something was there; an escape sequence is
     inert once its ESC is shown. `one_line` also shows newlines and tabs (file names).
     """
-    if not one_line and _plain_ascii(text):
+    if not one_line and _plain(text):
         return text
     pattern = _NOT_PLAIN_LINE if one_line else _NOT_PLAIN
     return pattern.sub(lambda m: _mark_run(m, _visible), text)
@@ -256,15 +255,9 @@ def json_for_terminal(text: str) -> str:
     """JSON text (from `json.dumps(..., ensure_ascii=False)`) with the characters that
     `for_terminal` would show escaped written as `\\uXXXX` instead: the same JSON value, inert
     on a terminal, and other non-ASCII text stays readable."""
-    if _plain_ascii(text):
+    if _plain(text):
         return text
     return _NOT_PLAIN.sub(lambda m: _mark_run(m, _json_escape), text)
-
-
-def _plain_ascii(text: str) -> bool:
-    """Printable ASCII, tabs and newlines only (the usual diff): checked at C speed."""
-    return (text.isascii() and "\r" not in text
-            and not text.encode("ascii").translate(None, _PLAIN_BYTES))
 
 
 def _mark_run(m: re.Match[str], render: Callable[[str], str]) -> str:
