@@ -5,6 +5,14 @@ const state = { token: null, sessionId: null, ws: null, lastSeq: 0, detailTimer:
                 calls: new Map(), listTimer: null };
 
 const $ = (sel) => document.querySelector(sel);
+
+// Controls, bidi overrides and invisible characters in repository or model text, shown as
+// ⟨U+202E⟩ as the terminal shows them: HTML escaping alone lets them reorder or hide text.
+// A lone ZWJ or VS15/VS16 stays (emoji need them).
+const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200e\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e01ef}]|\r(?!\n)/gu;
+const visible = (s) => s.replace(HIDDEN, (c) =>
+  `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
+
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -12,7 +20,7 @@ function el(tag, attrs, ...children) {
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v);
   }
-  for (const c of children) if (c != null) node.append(c.nodeType ? c : String(c));
+  for (const c of children) if (c != null) node.append(c.nodeType ? c : visible(String(c)));
   return node;
 }
 
@@ -115,7 +123,7 @@ async function refreshDetail() {
   const d = await api("GET", "/sessions/" + id);
   if (id !== state.sessionId) return;
   loadList().catch(() => {});
-  $("#s-task").textContent = d.task;
+  $("#s-task").textContent = visible(d.task);
   $("#s-id").textContent = d.id;
   $("#s-model").textContent = d.model;
   const badge = $("#s-status");
@@ -193,7 +201,7 @@ function renderPlan(plan) {
   const box = $("#plan");
   box.hidden = !plan;
   if (!plan) return;
-  $("#plan-summary").textContent = plan.summary;
+  $("#plan-summary").textContent = visible(plan.summary);
   const bar = $("#m-plan");
   bar.max = plan.total || 1;
   bar.value = plan.done;
@@ -204,7 +212,7 @@ function renderPlan(plan) {
 async function showReview(d) {
   const diff = await api("GET", `/sessions/${d.id}/diff`);
   $("#review").hidden = false;
-  $("#review-summary").textContent = (d.summary || d.finish_reason || d.status) +
+  $("#review-summary").textContent = visible(d.summary || d.finish_reason || d.status) +
     (diff.files.length ? ` — ${diff.files.length} file(s) changed` : " — no changes");
   $("#review-diff").replaceChildren(renderDiff(diff.diff));
   $("#btn-apply").disabled = $("#btn-discard").disabled = !diff.files.length;
