@@ -46,7 +46,8 @@ class TerminalApprover:
                                           title="approve plan?"))
         else:
             self.console.print(Panel(self._body(call.name, args),
-                                     title=Text(f"approve {call.name}?"), border_style="yellow"))
+                                     title=Text("approve ") + shown(call.name) + Text("?"),
+                                     border_style="yellow"))
         always = "[a]pprove and stop asking about plans" if is_plan else "[a]lways allow this"
         # The brackets are escaped: unescaped, rich would take `[y]` for markup and drop it.
         answer = Prompt.ask(escape(f"[y]es / [n]o / {always} / [p]ause"), choices=CHOICES,
