@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -58,6 +59,7 @@ from codeloop.llm.types import (
 from codeloop.planner.model import Plan
 from codeloop.planner.render import render_plan
 from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.redact import Redacted, Redactor
 from codeloop.session.authorise import Approver, Gatekeeper
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
@@ -125,6 +127,7 @@ class Runner:
         context_window: int | None = None,
         summariser: Model | None = None,
         plan_approval: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -146,6 +149,7 @@ class Runner:
         self.max_output_tokens = max_output_tokens
         self.context_window = context_window
         self.summariser = summariser
+        self.redactor = redactor or Redactor.from_environment()
         self.state = SessionState()
 
     def _current_plan(self) -> Plan | None:
@@ -349,7 +353,7 @@ class Runner:
         if verdict is None:
             return False
         if verdict is not True:
-            self._record(call, verdict, 0.0)
+            self._record(call, verdict, 0.0, from_tool=False)
             return True
         if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
             # Only on the untouched tree: after a resume the files may already be edited.
@@ -385,18 +389,33 @@ class Runner:
         if call.id not in self.state.started_calls:
             self._emit(ToolCallStarted(step=self.state.steps, call=call))
 
-    def _record(self, call: ToolCallData, obs: Observation, duration_ms: float) -> None:
+    def _record(self, call: ToolCallData, obs: Observation, duration_ms: float, *,
+                from_tool: bool = True) -> None:
+        """Append the call's result: the one place tool output and errors become model input.
+
+        Output and error of what the tool did (`from_tool`) may quote the repository, so
+        both are scanned and fenced; a refusal by the policy or the user is codeloop's own
+        text. Secrets are redacted from everything, before the log sees it.
+        """
         self._start(call)
-        text = obs.output
-        untrusted = obs.untrusted
-        if self.policy is not None and text:
-            post = self.policy.post_tool(call.name, call.arguments or {}, text,
+        text, error, untrusted = obs.output, obs.error, obs.untrusted
+        if self.policy is not None and from_tool and (text or error):
+            post = self.policy.post_tool(call.name, call.arguments or {}, text, error=error,
                                          cwd=self.ctx.root, session_id=self.session_id)
-            text, untrusted = post.text, untrusted or post.untrusted
+            text, error, untrusted = post.text, post.error, untrusted or post.untrusted
+        found: Counter[str] = Counter()
+        text = self.redactor.redact_data(text, found)
+        error = self.redactor.redact_data(error, found)
+        data = self.redactor.redact_data(obs.data, found)
+        if found:
+            note = Redacted("", found).note()
+            if text or not error:
+                text = f"{text}\n\n{note}".lstrip()
+            else:
+                error = f"{error}\n\n{note}"
         text, cut = _truncate(text)
         self._emit(ToolCallFinished(
             step=self.state.steps, call_id=call.id, name=call.name, ok=obs.ok, output=text,
-            error=obs.error, truncated=obs.truncated or cut, untrusted=untrusted,
-            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=obs.data,
+            error=error, truncated=obs.truncated or cut, untrusted=untrusted,
+            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=data,
         ))
-
