@@ -34,6 +34,7 @@ _VERIFY_LIMITS = frozenset({"max_fix_rounds", "test_timeout_s", "check_timeout_s
 _VERIFY_SAFE_SIDE = {"block_on_security": True}
 _VERIFY_OWN = frozenset({"test", "lint", "typecheck", "security", "python", "env",
                          "baseline_target", "backfill_baseline"})
+VERIFY_KEYS = _VERIFY_LIMITS | _VERIFY_SAFE_SIDE.keys() | {"block_on"} | _VERIFY_OWN
 # Most cautious first.
 _APPROVAL_ORDER = ("ask", "auto-edit", "full-auto")
 _REFUSED = object()
@@ -153,7 +154,9 @@ def _verify_key(name: str, value: Any, user: dict[str, Any]) -> bool:
     if name == "block_on":  # failure kinds that stop `finish`: only more of them
         mine = user.get("block_on")
         return isinstance(value, list) and isinstance(mine, list) and set(mine) <= set(value)
-    return name in _VERIFY_OWN and name not in user
+    if name in _VERIFY_OWN:
+        return name not in user
+    return name not in VERIFY_KEYS  # not a setting: kept, so the verifier reports the typo
 
 
 def _lowers(value: Any, current: Any, zero_is_off: bool = True) -> bool:

@@ -32,10 +32,12 @@ from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
 from codeloop.memory.instructions import repository_instructions
 from codeloop.policy.engine import PolicyEngine
+from codeloop.project_trust import VERIFY_KEYS
 from codeloop.sandbox.probe import Capabilities
 from codeloop.session.prompts import system_prompt
 from codeloop.session.state import SessionState, fold
 from codeloop.session.store import SQLiteEventStore
+from codeloop.verify.settings import VerifySettings
 from tests.session.helpers import FIXED, call, git, make_repo, new_session, turn
 
 pytestmark = pytest.mark.security
@@ -271,6 +273,11 @@ lint = ["ruff check ."]
         shown = io.StringIO()
         notice_untrusted(repo, Console(file=shown, width=1000))
     assert "not trusted" in shown.getvalue() and "budgets.command_timeout_s" in shown.getvalue()
+
+
+def test_every_verify_setting_is_screened() -> None:
+    """A verifier setting added later must be classified, not pass through unscreened."""
+    assert set(VerifySettings.model_fields) == VERIFY_KEYS
 
 
 def test_positive_limits_still_tighten_even_an_unlimited_one(tmp_path: Path,
