@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -59,10 +58,11 @@ from codeloop.llm.types import (
 from codeloop.planner.model import Plan
 from codeloop.planner.render import render_plan
 from codeloop.policy.engine import PolicyEngine
-from codeloop.policy.redact import Redacted, Redactor
+from codeloop.policy.redact import Redactor
 from codeloop.session.authorise import Approver, Gatekeeper
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
+from codeloop.session.observe import screen
 from codeloop.session.plan_gate import PlanGate
 from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
@@ -391,31 +391,13 @@ class Runner:
 
     def _record(self, call: ToolCallData, obs: Observation, duration_ms: float, *,
                 from_tool: bool = True) -> None:
-        """Append the call's result: the one place tool output and errors become model input.
-
-        Output and error of what the tool did (`from_tool`) may quote the repository, so
-        both are scanned and fenced; a refusal by the policy or the user is codeloop's own
-        text. Secrets are redacted from everything, before the log sees it.
-        """
+        """Append the call's result: the one place tool output and errors become model input."""
         self._start(call)
-        text, error, untrusted = obs.output, obs.error, obs.untrusted
-        if self.policy is not None and from_tool and (text or error):
-            post = self.policy.post_tool(call.name, call.arguments or {}, text, error=error,
-                                         cwd=self.ctx.root, session_id=self.session_id)
-            text, error, untrusted = post.text, post.error, untrusted or post.untrusted
-        found: Counter[str] = Counter()
-        text = self.redactor.redact_data(text, found)
-        error = self.redactor.redact_data(error, found)
-        data = self.redactor.redact_data(obs.data, found)
-        if found:
-            note = Redacted("", found).note()
-            if text or not error:
-                text = f"{text}\n\n{note}".lstrip()
-            else:
-                error = f"{error}\n\n{note}"
-        text, cut = _truncate(text)
+        seen = screen(call, obs, self.policy, self.redactor, self.ctx.root, self.session_id,
+                      from_tool)
+        text, cut = _truncate(seen.output)
         self._emit(ToolCallFinished(
             step=self.state.steps, call_id=call.id, name=call.name, ok=obs.ok, output=text,
-            error=error, truncated=obs.truncated or cut, untrusted=untrusted,
-            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=data,
+            error=seen.error, truncated=obs.truncated or cut, untrusted=seen.untrusted,
+            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=seen.data,
         ))
