@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
 from codeloop.policy.redact import Redactor
+from codeloop.policy.untrusted import inspect
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -69,12 +71,21 @@ def test_data_is_redacted_through_nested_containers() -> None:
     assert counts["github token"] == 1
 
 
-def test_five_megabytes_of_output_stay_cheap() -> None:
-    """The budget is generous for a loaded shared machine; measured ~60 ms (docs/benchmarks)."""
+def test_a_megabyte_of_output_stays_cheap() -> None:
+    """Cheaper than the scrub and injection scan every output already gets (5 MB: ~60 ms
+    against ~650 ms, docs/benchmarks.md); relative, so a loaded machine slows both alike.
+    Every line says "secret", which must not send the regex over every line."""
     line = "2026-01-01 INFO handled GET /api/v1/items?page=3 in 12ms user=alice secret=no\n"
-    text = (line * (5_000_000 // len(line) + 1))[:5_000_000]
+    text = (line * (1_000_000 // len(line) + 1))[:1_000_000] + "\nsk-ant-api03-" + "x" * 40
     redactor = Redactor.from_environment({"MY_API_TOKEN": "tok-0123456789abcdef"})
-    start = time.perf_counter()
-    result = redactor.redact(text + "\nsk-ant-api03-" + "x" * 40)
-    assert time.perf_counter() - start < 3.0
-    assert result.found["anthropic api key"] == 1
+    assert redactor.redact(text).found["anthropic api key"] == 1
+    assert best_of(3, lambda: redactor.redact(text)) < best_of(2, lambda: inspect(text))
+
+
+def best_of(runs: int, fn: Callable[[], object]) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)

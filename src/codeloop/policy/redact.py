@@ -139,9 +139,9 @@ _ANCHORS: tuple[tuple[str, int], ...] = (
     ("-----BEGIN", 66_000), ("sk-", 300), ("k_live_", 300), ("ghp_", 300), ("gho_", 300),
     ("ghu_", 300), ("ghs_", 300), ("ghr_", 300), ("github_pat_", 300), ("xox", 300),
     ("AIza", 100), ("AKIA", 200), ("ASIA", 200), ("ABIA", 200), ("ACCA", 200),
-    ("ecret", 200), ("ECRET", 200),
+    ("aws", 200), ("AWS", 200), ("Aws", 200),
 )
-_BEFORE = 30  # the longest stretch of a match before its anchor ("aws_secret_access_key")
+_BEFORE = 16  # a match may start a little before its anchor (the `s` of `sk_live_`)
 
 
 def _windows(text: str) -> list[tuple[int, int]]:
