@@ -1,5 +1,6 @@
 """Policy benchmark: decision latency, shell-splitting cost, hook overhead, output-scan
-throughput and the injection scanner's false-positive rate on real repositories.
+throughput and the injection scanner's false-positive rate on real repositories, and the
+secret redactor's speed (on those files and on one 5 MB output) and what it hides in them.
 
     PYTHONPATH=src python benchmarks/policy.py [--repos flask,requests] [--max-files N]
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.injection import scan
+from codeloop.policy.redact import Redactor
 from codeloop.policy.scrub import scrub
 from codeloop.policy.shell import analyse
 
@@ -130,9 +132,12 @@ def main() -> None:
               f"p95 {sh_p95 * 1e3:.1f} ms")
 
     total_bytes = 0
-    files = flagged = suspicious = 0
-    scan_seconds = 0.0
+    files = flagged = suspicious = redacted = 0
+    scan_seconds = redact_seconds = 0.0
     flagged_paths: list[str] = []
+    redacted_paths: list[str] = []
+    redactor = Redactor.from_environment({"MY_API_TOKEN": "tok-0123456789abcdef"})
+    sample: list[str] = []  # the first 5 MB of text, for one output that large
     for name in args.repos.split(","):
         if not (MIRRORS / name / "repo").exists():
             print(f"note: mirror {name} not present; skipped")
@@ -148,12 +153,27 @@ def main() -> None:
             if found:
                 flagged += 1
                 flagged_paths.append(f"{name}:{path} ({found[0].kind}: {found[0].excerpt})")
+            start = time.perf_counter()
+            hidden = redactor.redact(text)
+            redact_seconds += time.perf_counter() - start
+            if hidden:
+                redacted += 1
+                redacted_paths.append(f"{name}:{path} ({', '.join(sorted(hidden.found))})")
+            if sum(map(len, sample)) < 5_000_000:
+                sample.append(text)
     throughput = total_bytes / 1e6 / scan_seconds if scan_seconds else 0.0
     print(f"scrub+scan: {files} files, {total_bytes / 1e6:.1f} MB, {throughput:.1f} MB/s; "
           f"flagged {flagged} ({100 * flagged / max(files, 1):.2f}%), "
           f"hidden characters in {suspicious}")
     for line in flagged_paths[:20]:
         print("  flagged:", line)
+    redact_throughput = total_bytes / 1e6 / redact_seconds if redact_seconds else 0.0
+    big = "".join(sample)[:5_000_000]
+    big_s = min(timed(lambda: redactor.redact(big), 3)) if big else 0.0
+    print(f"redact: {redact_throughput:.1f} MB/s over the files, {big_s * 1e3:.0f} ms for one "
+          f"{len(big) / 1e6:.1f} MB output; something redacted in {redacted} files")
+    for line in redacted_paths[:20]:
+        print("  redacted:", line)
 
     print(json.dumps({
         "shell_split_p50_us": round(split_p50 * 1e6, 1),
@@ -169,6 +189,9 @@ def main() -> None:
         "scan_throughput_mb_per_s": round(throughput, 2),
         "scan_false_positive_files": flagged,
         "scan_false_positive_rate_pct": round(100 * flagged / max(files, 1), 3),
+        "redact_throughput_mb_per_s": round(redact_throughput, 2),
+        "redact_5mb_ms": round(big_s * 1e3, 1),
+        "redacted_files": redacted,
     }))
 
 

@@ -90,9 +90,19 @@ _ENV_BUDGETS = {
 }
 
 
-def user_config_path() -> Path:
+def user_config_dir() -> Path:
+    """The user's own codeloop directory (`$XDG_CONFIG_HOME/codeloop`): trusted input."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "codeloop" / "config.toml"
+    return Path(base) / "codeloop"
+
+
+def user_config_path() -> Path:
+    return user_config_dir() / "config.toml"
+
+
+def user_instructions_path() -> Path:
+    """The user's own instructions for every session, beside their config file."""
+    return user_config_dir() / "AGENTS.md"
 
 
 def project_config_path(repo: Path) -> Path:

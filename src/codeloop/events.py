@@ -52,6 +52,18 @@ class UsageData(BaseModel):
     estimated: bool = False
 
 
+class InstructionSource(BaseModel):
+    """An instruction file put into the system prompt, and how it was treated: the user's
+    own is trusted; a repository's is scanned and fenced as data, and `flags` taint."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    trusted: bool
+    flags: list[str] = Field(default_factory=list)
+    redacted: int = 0
+
+
 # --- session life -------------------------------------------------------------------
 
 
@@ -67,6 +79,8 @@ class SessionStarted(EventBase):
     # The repository map for the task, made once at the start so that every model call, a
     # resumed session and a replay send the same bytes; "" when there is no code to map.
     repo_map: str = ""
+    # The instruction files in `system_prompt`, in order (see `InstructionSource`).
+    instructions: list[InstructionSource] = Field(default_factory=list)
 
 
 class SessionResumed(EventBase):

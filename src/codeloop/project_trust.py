@@ -10,16 +10,34 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 # Keys an untrusted project may set freely: none of them widens what the agent may do.
-_FREE_KEYS = frozenset({"max_output_tokens", "context_window", "request_timeout_s",
-                        "max_retries", "verify", "tool_protocol"})
+_FREE_KEYS = frozenset({"tool_protocol"})
+# Limits it may lower, never raise. A budget of 0 means "no limit" and a timeout or size of
+# 0 or less is none at all or a broken one, so only a positive number lowers these.
+_LIMITS = frozenset({"max_output_tokens", "context_window", "request_timeout_s"})
+# Counts whose tightest setting is 0 (no retries), not "off".
+_COUNTS = frozenset({"max_retries"})
+# Switches it may only turn to their safe side.
+_SAFE_SIDE = {"sandbox": True, "verify_on_finish": True}
+# The verifier's own settings (`verify.*`, validated by the verifier): the same rules, with
+# the user's own value as the limit; the project's commands fill in only what the user left
+# to detection.
+_VERIFY_LIMITS = frozenset({"max_fix_rounds", "test_timeout_s", "check_timeout_s",
+                            "time_budget_s", "max_related_files", "max_output_bytes"})
+_VERIFY_SAFE_SIDE = {"block_on_security": True}
+_VERIFY_OWN = frozenset({"test", "lint", "typecheck", "security", "python", "env",
+                         "baseline_target", "backfill_baseline"})
+VERIFY_KEYS = _VERIFY_LIMITS | _VERIFY_SAFE_SIDE.keys() | {"block_on"} | _VERIFY_OWN
 # Most cautious first.
 _APPROVAL_ORDER = ("ask", "auto-edit", "full-auto")
+_REFUSED = object()
 
 
 @dataclass
@@ -88,46 +106,69 @@ def screen(project: dict[str, Any], below: dict[str, Any]) -> Screened:
     the layers under the project's."""
     out = Screened({})
     for key, value in project.items():
-        kept = _screen_key(key, value, below)
-        if kept is None:
+        kept, refused = _screen_key(key, value, below)
+        if kept is _REFUSED:
             out.ignored.append(key)
             continue
         out.layer[key] = kept
-        if key == "permissions" and kept != value:
-            out.ignored.append("permissions.allow")
-        if key == "budgets" and kept != value:
-            out.ignored.extend(f"budgets.{k}" for k in value if k not in kept)
+        out.ignored.extend(f"{key}.{name}" for name in refused)
     return out
 
 
-def _screen_key(key: str, value: Any, below: dict[str, Any]) -> Any:
+def _screen_key(key: str, value: Any, below: dict[str, Any]) -> tuple[Any, list[str]]:
+    """(what is kept of `value`, or _REFUSED; the sub-keys left out of it)."""
     if key in _FREE_KEYS:
-        return value
-    if key == "sandbox":
-        return value if value is True else None
-    if key == "verify_on_finish":
-        return value if value is True else None
+        return value, []
+    if key in _SAFE_SIDE:
+        return (value, []) if value is _SAFE_SIDE[key] else (_REFUSED, [])
+    if key in _LIMITS or key in _COUNTS:
+        return (value, []) if _lowers(value, below.get(key), key in _LIMITS) else (_REFUSED, [])
     if key == "approval_mode":
         current = below.get("approval_mode", "full-auto")
         if value in _APPROVAL_ORDER and current in _APPROVAL_ORDER \
                 and _APPROVAL_ORDER.index(value) <= _APPROVAL_ORDER.index(current):
-            return value
-        return None
-    if key == "permissions" and isinstance(value, dict):
-        return {k: v for k, v in value.items() if k != "allow"}
-    if key == "budgets" and isinstance(value, dict):
-        return _lower_budgets(value, below.get("budgets") or {})
-    return None
+            return value, []
+        return _REFUSED, []
+    if not isinstance(value, dict):
+        return _REFUSED, []
+    if key == "permissions":
+        return {k: v for k, v in value.items() if k != "allow"}, ["allow"] if "allow" in value else []
+    if key == "budgets":
+        current = below.get("budgets") or {}
+        return _keep(value, lambda name, limit: _lowers(limit, current.get(name)))
+    if key == "verify":
+        return _keep(value, lambda name, v: _verify_key(name, v, below.get("verify") or {}))
+    return _REFUSED, []
 
 
-def _lower_budgets(value: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
-    """Only limits at or under what is already in force."""
-    kept: dict[str, Any] = {}
-    for name, limit in value.items():
-        ceiling = current.get(name)
-        try:
-            if ceiling is not None and float(limit) <= float(ceiling):
-                kept[name] = limit
-        except (TypeError, ValueError):
-            kept[name] = limit  # let validation report the bad value
-    return kept
+def _keep(value: dict[str, Any], allowed: Callable[[str, Any], bool]) -> tuple[Any, list[str]]:
+    kept = {name: v for name, v in value.items() if allowed(name, v)}
+    return kept, [name for name in value if name not in kept]
+
+
+def _verify_key(name: str, value: Any, user: dict[str, Any]) -> bool:
+    if name in _VERIFY_LIMITS:
+        return _lowers(value, user.get(name))  # no value of the user's: no limit to lower
+    if name in _VERIFY_SAFE_SIDE:
+        return value is _VERIFY_SAFE_SIDE[name]
+    if name == "block_on":  # failure kinds that stop `finish`: only more of them
+        mine = user.get("block_on")
+        return isinstance(value, list) and isinstance(mine, list) and set(mine) <= set(value)
+    if name in _VERIFY_OWN:
+        return name not in user
+    return name not in VERIFY_KEYS  # not a setting: kept, so the verifier reports the typo
+
+
+def _lowers(value: Any, current: Any, zero_is_off: bool = True) -> bool:
+    """Whether the number `value` tightens the limit `current`. Where 0 means "no limit"
+    (`zero_is_off`), only a positive value tightens, and any positive one tightens 0."""
+    if not (_is_number(value) and _is_number(current)):
+        return False  # a string, a bool, inf or nan is never a tighter limit
+    if zero_is_off:
+        return bool(value > 0 and (current <= 0 or value <= current))
+    return bool(0 <= value <= current)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) \
+        and math.isfinite(value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeloop.memory.instructions import load_instructions
+from codeloop.memory.instructions import repository_instructions
 from codeloop.session.state import fold
 from tests.session.helpers import make_repo, new_session, scripted
 
@@ -17,10 +17,11 @@ def test_agents_md_chain_outermost_first(tmp_path: Path) -> None:
     (repo / "pkg" / "sub" / "AGENTS.md").write_text("Sub rule.")
     (repo / "other").mkdir()
     (repo / "other" / "AGENTS.md").write_text("Not on the path.")
-    text = load_instructions(repo, repo / "pkg" / "sub")
-    assert text.index("Use tabs.") < text.index("Package rule.") < text.index("Sub rule.")
-    assert "Not on the path." not in text
-    assert "## pkg/AGENTS.md" in text
+    found = repository_instructions(repo, repo / "pkg" / "sub")
+    assert [(f.source, f.text) for f in found] == [
+        ("AGENTS.md", "Use tabs."), ("pkg/AGENTS.md", "Package rule."),
+        ("pkg/sub/AGENTS.md", "Sub rule.")]
+    assert not any(f.trusted for f in found)
 
 
 def test_instructions_reach_the_model(tmp_path: Path) -> None:

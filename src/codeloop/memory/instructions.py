@@ -1,10 +1,24 @@
-"""Project instructions: AGENTS.md files from the repository root down to the working dir."""
+"""Project instructions: AGENTS.md files from the repository root down to the working dir,
+and the user's own instructions file beside their config."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from codeloop.config import user_instructions_path
+
 MAX_INSTRUCTION_BYTES = 32_000
+
+
+@dataclass(frozen=True)
+class InstructionText:
+    """One instruction file's text, where it came from, and whether its author is the user
+    (their own file) or whoever wrote the repository."""
+
+    source: str
+    text: str
+    trusted: bool
 
 
 def find_instruction_files(repo: Path, workdir: Path | None = None) -> list[Path]:
@@ -19,11 +33,25 @@ def find_instruction_files(repo: Path, workdir: Path | None = None) -> list[Path
     return [d / "AGENTS.md" for d in chain if (d / "AGENTS.md").is_file()]
 
 
-def load_instructions(repo: Path, workdir: Path | None = None) -> str:
-    """The instruction files' text, each under a header naming it; size-capped."""
+def repository_instructions(repo: Path, workdir: Path | None = None) -> list[InstructionText]:
+    """The repository's instruction files, size-capped, named by their relative path."""
     parts = []
     for path in find_instruction_files(repo, workdir):
-        text = path.read_bytes()[:MAX_INSTRUCTION_BYTES].decode("utf-8", "replace").strip()
+        text = _decode(path.read_bytes())
         rel = path.relative_to(repo.resolve()).as_posix()
-        parts.append(f"## {rel}\n{text}")
-    return "\n\n".join(parts)
+        parts.append(InstructionText(rel, text, trusted=False))
+    return parts
+
+
+def user_instructions(path: Path | None = None) -> InstructionText | None:
+    """The user's own instructions (`~/.config/codeloop/AGENTS.md`), if they wrote any."""
+    path = path or user_instructions_path()
+    try:
+        text = _decode(path.read_bytes())
+    except OSError:  # absent (the usual case) or unreadable: no user instructions
+        return None
+    return InstructionText(str(path), text, trusted=True) if text else None
+
+
+def _decode(data: bytes) -> str:
+    return data[:MAX_INSTRUCTION_BYTES].decode("utf-8", "replace").strip()

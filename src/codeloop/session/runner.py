@@ -58,9 +58,11 @@ from codeloop.llm.types import (
 from codeloop.planner.model import Plan
 from codeloop.planner.render import render_plan
 from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.redact import Redactor
 from codeloop.session.authorise import Approver, Gatekeeper
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
+from codeloop.session.observe import screen
 from codeloop.session.plan_gate import PlanGate
 from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
@@ -125,6 +127,7 @@ class Runner:
         context_window: int | None = None,
         summariser: Model | None = None,
         plan_approval: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -146,6 +149,7 @@ class Runner:
         self.max_output_tokens = max_output_tokens
         self.context_window = context_window
         self.summariser = summariser
+        self.redactor = redactor or Redactor.from_environment()
         self.state = SessionState()
 
     def _current_plan(self) -> Plan | None:
@@ -349,7 +353,7 @@ class Runner:
         if verdict is None:
             return False
         if verdict is not True:
-            self._record(call, verdict, 0.0)
+            self._record(call, verdict, 0.0, from_tool=False)
             return True
         if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
             # Only on the untouched tree: after a resume the files may already be edited.
@@ -385,18 +389,15 @@ class Runner:
         if call.id not in self.state.started_calls:
             self._emit(ToolCallStarted(step=self.state.steps, call=call))
 
-    def _record(self, call: ToolCallData, obs: Observation, duration_ms: float) -> None:
+    def _record(self, call: ToolCallData, obs: Observation, duration_ms: float, *,
+                from_tool: bool = True) -> None:
+        """Append the call's result: the one place tool output and errors become model input."""
         self._start(call)
-        text = obs.output
-        untrusted = obs.untrusted
-        if self.policy is not None and text:
-            post = self.policy.post_tool(call.name, call.arguments or {}, text,
-                                         cwd=self.ctx.root, session_id=self.session_id)
-            text, untrusted = post.text, untrusted or post.untrusted
-        text, cut = _truncate(text)
+        seen = screen(call, obs, self.policy, self.redactor, self.ctx.root, self.session_id,
+                      from_tool)
+        text, cut = _truncate(seen.output)
         self._emit(ToolCallFinished(
             step=self.state.steps, call_id=call.id, name=call.name, ok=obs.ok, output=text,
-            error=obs.error, truncated=obs.truncated or cut, untrusted=untrusted,
-            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=obs.data,
+            error=seen.error, truncated=obs.truncated or cut, untrusted=seen.untrusted,
+            ends_session=obs.ends_session and obs.ok, duration_ms=duration_ms, data=seen.data,
         ))
-

@@ -15,8 +15,13 @@ from codeloop.context.session_map import session_repo_map
 from codeloop.errors import CodeloopError
 from codeloop.events import SessionStarted
 from codeloop.llm.types import DeltaCallback, Model
-from codeloop.memory.instructions import load_instructions
+from codeloop.memory.instructions import (
+    InstructionText,
+    repository_instructions,
+    user_instructions,
+)
 from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.redact import Redactor
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.docker_backend import DockerSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
@@ -69,6 +74,18 @@ def public_settings(settings: Settings) -> dict[str, Any]:
     return settings.model_dump(mode="json", exclude={"api_key"})
 
 
+def session_redactor(settings: Settings) -> Redactor:
+    """What a session hides from its log and its model: the user's secret-named environment
+    variables, the API key wherever it was configured, and known credential shapes."""
+    return Redactor.from_environment(extra=[("the configured api key", settings.api_key)])
+
+
+def instructions_for(repo: Path) -> list[InstructionText]:
+    """The user's own instructions (trusted), then the repository's AGENTS.md files."""
+    own = user_instructions()
+    return [*([own] if own else []), *repository_instructions(repo)]
+
+
 def start_session(
     store: EventStore, task: str, repo: Path, settings: Settings, model_name: str,
     registry: ToolRegistry | None = None, owner: str = "local", session_id: str | None = None,
@@ -79,10 +96,11 @@ def start_session(
     repo = check_repo(repo)
     registry = registry or default_registry()
     sid = session_id or uuid.uuid4().hex[:12]
+    prompt = system_prompt(instructions_for(repo), session_redactor(settings))
     store.create(sid, owner=owner)
     store.append(sid, [SessionStarted(
         task=task, repo=str(repo), model=model_name, config=public_settings(settings),
-        system_prompt=system_prompt(load_instructions(repo)),
+        system_prompt=prompt.text, instructions=prompt.sources,
         tools=[{"name": s.name, "description": s.description, "parameters": s.parameters}
                for s in registry.specs()],
         base_commit=git_head(repo),
@@ -161,5 +179,5 @@ def build_runner(
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,
-        plan_approval=settings.plans_need_approval,
+        plan_approval=settings.plans_need_approval, redactor=session_redactor(settings),
     )

@@ -127,6 +127,8 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
     if isinstance(event, SessionStarted):
         state.started = event
         state.status = "running"
+        # Flagged repository instructions taint as the same text read by a tool would.
+        state.tainted |= any(s.flags and not s.trusted for s in event.instructions)
     elif kind == "session_resumed":
         state.status = "running"
         state.awaiting_approval -= state.approvals.keys()

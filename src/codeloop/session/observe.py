@@ -1,0 +1,47 @@
+"""A tool call's result as the log and the model get it: repository text in its output and
+its error scanned and fenced, secrets redacted from everything."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codeloop.events import ToolCallData
+from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.redact import Redacted, Redactor
+from codeloop.tools.base import Observation
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What may be recorded of an observation."""
+
+    output: str
+    error: str | None
+    untrusted: bool
+    data: dict[str, Any]
+
+
+def screen(call: ToolCallData, obs: Observation, policy: PolicyEngine | None,
+           redactor: Redactor, cwd: Path, session_id: str, from_tool: bool = True) -> Observed:
+    """Output and error of what a tool did (`from_tool`) may quote the repository, so both
+    are scanned and fenced; a refusal by the policy or the user is codeloop's own text.
+    Redaction comes last, on the scrubbed text, so hidden characters cannot split a secret."""
+    text, error, untrusted = obs.output, obs.error, obs.untrusted
+    if policy is not None and from_tool and (text or error):
+        post = policy.post_tool(call.name, call.arguments or {}, text, error=error, cwd=cwd,
+                                session_id=session_id)
+        text, error, untrusted = post.text, post.error, untrusted or post.untrusted
+    found: Counter[str] = Counter()
+    text = redactor.redact_data(text, found)
+    error = redactor.redact_data(error, found)
+    data = redactor.redact_data(obs.data, found)
+    if found:  # the model is told, outside any fence: this note is codeloop's
+        note = Redacted("", found).note()
+        if text or not error:
+            text = f"{text}\n\n{note}".lstrip()
+        else:
+            error = f"{error}\n\n{note}"
+    return Observed(text, error, untrusted, data)
