@@ -97,6 +97,7 @@ ATTACKS: list[tuple[list[str], str]] = [
     (["run(nohup *)"], "nohup pwn"),
     (["run(stdbuf *)"], "stdbuf -oL pwn"),
     (["run(command *)"], "command pwn"),
+    (["run(pytest *)"], "sudo pytest -x"),  # the rule did not say "as root"
     # package managers, interpreters, build tools
     (["run(npm *)"], "npm run build"),
     (["run(npm *)"], "npm test"),
@@ -116,6 +117,8 @@ ATTACKS: list[tuple[list[str], str]] = [
     (["run(go *)"], "go env -w GOFLAGS=-toolexec=pwn"),
     (["run(node *)"], "node -r ./pwn.js app.js"),
     (["run(perl *)"], "perl -pe 's/a/b/' f"),
+    (["run(perl *)"], "perl -i -pe 's/a/b/' f"),
+    (["run(python3 *)"], "python3 -Im pip install ."),
     (["run(ruby *)"], "ruby -e 'x'"),
     (["run(*)"], "make -f evil.mk"),
     (["run(*)"], ". ./evil.sh"),
@@ -200,6 +203,7 @@ OPT_IN: list[tuple[list[str], str]] = [
     (["run(make *)"], "make -j2 test"),
     (["run(timeout 60 pytest *)"], "timeout 60 pytest -x"),
     (["run(cargo test *)"], "cargo test --all"),
+    (["run(sudo pytest *)"], "sudo pytest -x"),
     (["run(git rebase -x pytest HEAD~1)", "run(pytest)"], "git rebase -x pytest HEAD~1"),
 ]
 

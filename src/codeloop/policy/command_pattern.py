@@ -14,7 +14,6 @@ def _unescape(piece: str) -> str:
     return piece.replace("\\*", "*").replace("\\\\", "\\")
 
 
-
 @dataclass(frozen=True)
 class CommandPattern:
     """The pattern of a `run(...)` rule."""
@@ -48,10 +47,11 @@ class CommandPattern:
             return cls(re.compile(body + "(?: .*)?", re.S), None, words, head)
         return cls(re.compile(".*".join(map(re.escape, pieces)), re.S), None, words, head)
 
-    def matches(self, cmd: SimpleCommand, for_allow: bool) -> bool:
-        texts = [cmd.text, " ".join(cmd.full)]
-        if not for_allow:  # deny/ask also see through paths: /usr/bin/curl is curl
-            texts += [" ".join((cmd.name, *cmd.argv[1:])), " ".join((cmd.full[0].rsplit("/", 1)[-1], *cmd.full[1:]))]
+    def matches(self, cmd: SimpleCommand) -> bool:
+        """Whether a deny or ask rule matches `cmd`: the command or its wrapper line, also
+        through paths (`/usr/bin/curl` is `curl`)."""
+        texts = [cmd.text, " ".join(cmd.full), " ".join((cmd.name, *cmd.argv[1:])),
+                 " ".join((cmd.full[0].rsplit("/", 1)[-1], *cmd.full[1:]))]
         return self.regex is not None and any(self.regex.fullmatch(t) for t in texts)
 
     def admits(self, cmd: SimpleCommand) -> tuple[bool, ExecForm | str | None]:

@@ -1,7 +1,8 @@
 """Arguments that make a command run another program (`git rebase -x`, `find -exec`,
 `python -c`, `npm run`, `make`), write or delete files (`find -fprint`, `find -delete`), or
 that are only known at run time (`git fetch $X`, `tar cf x *`). An allow rule admits such a
-command only if the rule names the form (see `rules.py`); the mode and deny rules are as before.
+command only if the rule names the form (see `command_pattern.py`); the mode and deny rules
+are as before.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ _WITH_VALUE = {
     "python": {"-W", "-X", "-Q"},
     "node": {"-r", "--require", "--import", "--loader", "--experimental-loader", "--conditions",
              "-C", "--title", "--input-type"},
-    "perl": {"-I", "-M", "-m", "-i", "-l", "-0", "-F", "-C", "-x"},
-    "ruby": {"-I", "-r", "-C", "-E", "-F", "-i", "-0", "-x"},
+    # perl and ruby take most values attached (`-i.bak`, `-l0`); these also take the next word
+    "perl": {"-I"},
+    "ruby": {"-I", "-r", "-C", "-E"},
 }
 
 
@@ -70,10 +72,10 @@ def exec_forms(name: str, argv: list[str], dynamic: frozenset[int]) -> list[Exec
     elif name in PACKAGE_TOOLS or re.fullmatch(r"pip[0-9.]*", name):
         forms += package_forms(name, argv)
     i = min(dynamic, default=0)
-    if i and "--" not in argv[1:i] and (
-            git_dynamic_matters(argv, i) if name == "git" else _options_matter(name)):
-            forms.append(_form(f"{name} {argv[i]}", "is only known when the line runs, and "
-                               "could turn out to be an option that runs a program"))
+    matters = i and (git_dynamic_matters(argv, i) if name == "git" else _options_matter(name))
+    if matters and "--" not in argv[1:i]:
+        forms.append(_form(f"{name} {argv[i]}", "is only known when the line runs, and could "
+                           "turn out to be an option that runs a program"))
     return forms
 
 
@@ -160,16 +162,14 @@ def _interpreter(kind: str, inline: dict[str, str], loads: tuple[str, ...],
                 hit = "-" + a[-1]
             if hit is not None:
                 forms.append(_form(f"{name} {hit}", inline[hit], (hit, a), f"{name} {a} *"))
-                break  # the code is the rest
+                if kind == "python" and a.endswith("m") and argv[i + 1:i + 2] == ["pip"]:
+                    forms += package_forms("pip", ["pip", *argv[i + 2:]])
+                break  # the code (or module) and its arguments are the rest
             load = next((o for o in loads if key == o or (len(o) == 2 and a.startswith(o))), None)
             if load is not None:
                 forms.append(_form(f"{name} {load}", "loads a module before anything else",
                                    (load, a), f"{name} {a} *"))
             i += 2 if a in _WITH_VALUE.get(kind, ()) else 1
-        if kind == "python" and "-m" in argv[1:i + 1]:
-            module = argv[i + 1] if i + 1 < len(argv) and argv[i].endswith("m") else ""
-            if module == "pip":
-                forms += package_forms("pip", ["pip", *argv[i + 2:]])
         return forms
 
     return detect

@@ -66,7 +66,8 @@ _SPAWN_CODE = re.compile(
     r"shell_exec|passthru|proc_open|qx|Open3|pty|eval|__import__|importlib|__builtins__|builtins|"
     r"ctypes|os\.exec\w*)\b|getattr\s*\(\s*(?:os|subprocess|sys)\b|`|%x\{"
 )
-_AWK_SPAWN = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|@\s*[A-Za-z_]|\bprintf?\b[^;}\n]*\|")
+_AWK_SPAWN = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|@(?:load|include)\b|@[A-Za-z_]\w*\s*\("
+                        r"|\bprintf?\b[^;}\n]*\|")
 _AWK_FILE_OPTIONS = ("-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec", "-W")
 # sed's `e` command after any address (`1e`, `$e`, `/x/e`, `1!e`), and the `s///e` flag
 _SED_E_COMMAND = re.compile(r"(?:^|[;\n{}!0-9$/,~\s])e(?:\s|$|;|})")

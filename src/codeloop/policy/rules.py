@@ -154,8 +154,9 @@ class Rule:
     def covers(self, name: str) -> bool:
         return name in self.tools
 
-    def match_command(self, cmd: SimpleCommand, for_allow: bool) -> bool:
-        return self.command is None or self.command.matches(cmd, for_allow)
+    def match_command(self, cmd: SimpleCommand) -> bool:
+        """For deny and ask rules: whether the rule matches `cmd` (see `admits` for allow)."""
+        return self.command is None or self.command.matches(cmd)
 
     def admits(self, cmd: SimpleCommand) -> tuple[bool, str]:
         """Whether this allow rule admits `cmd`; if its pattern matched but it does not,
@@ -252,7 +253,7 @@ def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
             return rule
         if rule.command and target.shell:
             if target.command_text == rule.command.exact or any(
-                    rule.match_command(c, False) for c in target.shell.commands):
+                    rule.match_command(c) for c in target.shell.commands):
                 return rule
         elif rule.path and any(rule.match_path(ref, target.roots, False) for ref in target.paths):
             return rule

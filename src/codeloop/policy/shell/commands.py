@@ -29,6 +29,7 @@ _GIT_SCRIPT_OPTIONS: dict[str, tuple[str, ...]] = {
     "filter-branch": ("--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
                       "--msg-filter", "--commit-filter", "--tag-name-filter"),
 }
+_PRIVILEGED = {"sudo", "doas", "chroot"}  # wrappers whose command runs with other rights
 _UNFOLLOWABLE = {
     "eval": "`eval` runs a string built at run time",
     "trap": "`trap` runs a string later",
@@ -157,9 +158,13 @@ def _forms(name: str, words: list[Word], outer: list[str]) -> tuple[ExecForm, ..
     dynamic = frozenset(i for i, w in enumerate(words) if i and (w.expanded or (
         w.globbed and _GLOB.search(w.value))))
     forms = exec_forms(name, [w.value for w in words], dynamic)
-    if any(w.rsplit("/", 1)[-1] == "xargs" for w in outer):
+    wrappers = {w.rsplit("/", 1)[-1] for w in outer}
+    if "xargs" in wrappers:
         forms.append(ExecForm("`xargs`", "adds arguments it reads from its input, which may "
                               "be options", ("xargs",), f"run(xargs {name} *)"))
+    for wrapper in sorted(wrappers & _PRIVILEGED):
+        forms.append(ExecForm(f"`{wrapper}`", "runs it as another user or in another root",
+                              (wrapper,), f"run({wrapper} {name} *)"))
     return tuple(forms)
 
 
