@@ -33,6 +33,16 @@ class Price(BaseModel):
     cache_write: float | None = None
 
 
+class ServerSettings(BaseModel):
+    """`codeloop serve`: where the repositories a client may name live."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Sessions may open repositories only inside these directories (plus --allow-root);
+    # with none at all, the directory `serve` was started in.
+    allowed_roots: list[str] = Field(default_factory=list)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -63,6 +73,7 @@ class Settings(BaseModel):
     # window (context/budget.py), 0: no repo map.
     repo_map_tokens: int | None = Field(default=None, ge=0)
     local: dict[str, Any] = Field(default_factory=dict)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @property
     def plans_need_approval(self) -> bool:

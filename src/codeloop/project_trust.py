@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codeloop.private_paths import private_dir
+
 # Keys an untrusted project may set freely: none of them widens what the agent may do.
 _FREE_KEYS = frozenset({"tool_protocol"})
 # Limits it may lower, never raise. A budget of 0 means "no limit" and a timeout or size of
@@ -68,7 +70,7 @@ def _load(data: Path) -> dict[str, str]:
 
 
 def _save(data: Path, entries: dict[str, str]) -> None:
-    data.mkdir(parents=True, exist_ok=True)
+    private_dir(data)
     path = trust_file(data)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -36,8 +36,6 @@ def names(command: str) -> list[str]:
         ("if curl x; then echo ok; fi", ["curl", "echo"]),
         ("while read l; do curl $l; done < urls", ["read", "curl"]),
         ("for f in $(curl x); do echo $f; done", ["curl", "echo"]),
-        ("f() { curl x; }; f", ["f", "curl", "f"]),
-        ("function f { curl x; }", ["curl"]),
         ("! curl x", ["curl"]),
         ("ls 2>&1 >/dev/null | grep x", ["ls", "grep"]),
         ("ls &>/dev/null && curl x", ["ls", "curl"]),
@@ -48,6 +46,19 @@ def test_compound_lines_are_split(command: str, expected: list[str]) -> None:
     result = analyse(command)
     assert result.analysable, result.problems
     assert names(command) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [("f() { curl x; }; f", ["curl", "f"]), ("function f { curl x; }", ["curl"]),
+     ("f () ( curl x ); f", ["curl", "f"])],
+)
+def test_function_bodies_are_split_and_the_definition_is_reported(command: str,
+                                                                   expected: list[str]) -> None:
+    """A function can shadow any program name, so defining one is a problem (asked)."""
+    result = analyse(command)
+    assert names(command) == expected
+    assert any("defines a shell function `f`" in p for p in result.problems)
 
 
 @pytest.mark.parametrize(

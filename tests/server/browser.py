@@ -43,7 +43,7 @@ def session_page(data_dir: Path, repo: Path, script: Path, **create: Any
     """A session made through the API with `create`'s fields, and the page that shows it;
     the page must raise no script error."""
     playwright = require_chromium()
-    with live_server(data_dir, defaults=DEFAULTS) as base, \
+    with live_server(data_dir, defaults=DEFAULTS, allowed_roots=[repo.parent]) as base, \
             playwright.sync_playwright() as pw:
         token = TokenStore(data_dir).admin_token
         created = httpx.post(f"{base}/sessions", headers={"Authorization": f"Bearer {token}"},

@@ -120,12 +120,14 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def serve(data_dir: Path) -> Iterator[Callable[..., Api]]:
-    """Start an app on the data dir (as the admin); every started app is shut at the end."""
+def serve(data_dir: Path, tmp_path: Path) -> Iterator[Callable[..., Api]]:
+    """Start an app on the data dir (as the admin), allowed to open repositories under
+    tmp_path; every started app is shut at the end."""
     clients: list[TestClient] = []
 
     def start(**kw: Any) -> Api:
         kw.setdefault("defaults", DEFAULTS)
+        kw.setdefault("allowed_roots", [tmp_path])
         app = create_app(data_dir, **kw)
         client = TestClient(app)
         client.__enter__()

@@ -91,7 +91,8 @@ def check_command(
     result = {
         "action": decision.action, "source": decision.source, "rule": decision.rule,
         "reason": decision.reason,
-        "commands": [{"argv": list(c.argv), "network": command_network_reason(c)} for c in commands],
+        "commands": [{"argv": list(c.argv), "network": command_network_reason(c),
+                      "forms": [f"{f.what} {f.why}" for f in c.forms]} for c in commands],
         "problems": problems, "remember_rule": remembered, "digest": approval_digest(tool, args),
     }
     if as_json:
@@ -99,9 +100,10 @@ def check_command(
         return
     console = terminal_console()
     if commands:
-        table = Table("command", "network", title="commands found")
+        table = Table("command", "network", "runs or changes more", title="commands found")
         for cmd in commands:
-            table.add_row(shown(cmd.text), shown(command_network_reason(cmd) or ""))
+            table.add_row(shown(cmd.text), shown(command_network_reason(cmd) or ""),
+                          shown("; ".join(f"{f.what} {f.why}" for f in cmd.forms)))
         console.print(table)
     for problem in problems:
         console.print(f"[yellow]cannot analyse:[/] {markup_safe(problem)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +11,7 @@ import typer
 
 from codeloop.cli.safe_text import terminal_console
 from codeloop.config import data_dir as default_data_dir
+from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
 
 console = terminal_console(soft_wrap=True)
@@ -29,23 +31,56 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address (127.0.0.0/8, ::1) or `localhost`."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        return False
+
+
+def _roots(flags: list[Path]) -> list[Path]:
+    """--allow-root values plus `[server] allowed_roots`; the current directory if none."""
+    configured = [Path(r).expanduser() for r in load_settings().server.allowed_roots]
+    roots = [*flags, *configured] or [Path.cwd()]
+    for root in roots:
+        if not root.is_dir():
+            raise CodeloopError(f"allowed root {root} is not a directory",
+                                "pass --allow-root with an existing directory")
+    return roots
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def serve(
-        host: Annotated[str, typer.Option(help="Address to listen on; other than 127.0.0.1 "
-                                               "exposes the API to the network.")] = "127.0.0.1",
+        host: Annotated[str, typer.Option(help="Address to listen on; other than loopback "
+                                               "needs --allow-remote.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8765,
         data: Annotated[Path | None, typer.Option("--data-dir", help="Where sessions live.")] = None,
         per_user: Annotated[int, typer.Option(help="Sessions one user may run at once.")] = 2,
         workers: Annotated[int, typer.Option(help="Sessions the server runs at once.")] = 16,
+        allow_root: Annotated[list[Path] | None, typer.Option(
+            "--allow-root", help="A directory whose repositories sessions may open "
+                                 "(repeatable; default: the current directory).")] = None,
+        allow_remote: Annotated[bool, typer.Option(
+            "--allow-remote", help="Listen on an address other than loopback.")] = False,
     ) -> None:
         """Serve the API and the web page; sessions left running are resumed."""
+        if not is_loopback(host) and not allow_remote:
+            Console(stderr=True, highlight=False).print(
+                f"refusing to listen on {host}: anyone who can reach it and holds a token could "
+                "run commands on this machine. Pass --allow-remote to do it anyway, or use "
+                "--host 127.0.0.1 (and an SSH tunnel or a reverse proxy with TLS).")
+            raise typer.Exit(2)
         import uvicorn
 
         from codeloop.server.app import create_app
 
         base = data or default_data_dir()
-        app_ = create_app(base, per_user=per_user, max_workers=workers)
+        roots = _roots(allow_root or [])
+        app_ = create_app(base, allowed_roots=roots, per_user=per_user, max_workers=workers)
         sock = _bind(host, port)
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
@@ -53,9 +88,11 @@ def register(app: typer.Typer) -> None:
         console.print(f"codeloop server on [bold]http://{shown}:{bound_port}/[/]")
         console.print(f"admin token in {token_file} (mode 0600); open the page with "
                       f"http://{shown}:{bound_port}/#token=$(cat {token_file})")
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            console.print(f"[yellow]listening on {host}: anyone who can reach it and holds a "
-                          "token can run commands on this machine[/]")
+        console.print("repositories allowed under: "
+                      + ", ".join(str(r) for r in app_.state.service.roots))
+        if not is_loopback(host):
+            console.print(f"[yellow]warning: listening on {host} (--allow-remote): anyone who "
+                          "can reach it and holds a token can run commands on this machine[/]")
         config = uvicorn.Config(app_, log_level="warning", ws="auto")
         uvicorn.Server(config).run(sockets=[sock])
 

@@ -166,7 +166,7 @@ class PolicyEngine:
             return floor
         if verdict.action == "allow":
             return Decision("allow", verdict.hook, verdict.reason, "hook")
-        allowed = self.rules.allowed_by(target)
+        allowed, refusal = self.rules.allow_match(target)
         if allowed:
             texts = ", ".join(dict.fromkeys(r.text for r in allowed))
             return Decision("allow", texts, f"allowed by {texts}", "rules")
@@ -174,6 +174,8 @@ class PolicyEngine:
         if tier not in defaults:
             return Decision("ask", "", f"unknown tool tier {tier!r}", "default")
         action = defaults[tier]
+        if refusal and action != "allow":  # say why the rule the user wrote did not apply
+            return Decision(action, "", refusal, "rules")
         outcome = "are allowed" if action == "allow" else "need approval"
         return Decision(action, "", f"approval mode {self.mode}: {tier} calls {outcome}", "mode")
 

@@ -12,6 +12,7 @@ from typing import Any
 import pathspec
 
 from codeloop.errors import ConfigError
+from codeloop.policy.command_pattern import CommandPattern
 from codeloop.policy.shell import ShellAnalysis, SimpleCommand, analyse
 
 EDIT_TOOLS = frozenset({"edit_file", "write_file", "apply_patch"})
@@ -68,10 +69,6 @@ class CallTarget:
         return self.shell.source.strip() if self.shell else ""
 
 
-def _unescape(piece: str) -> str:
-    return piece.replace("\\*", "*").replace("\\\\", "\\")
-
-
 def _expand_braces(pattern: str) -> list[str]:
     """`src/**/*.{py,pyi}` -> two patterns (pathspec has no brace alternation)."""
     m = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
@@ -115,38 +112,6 @@ class _PathPattern:
 
 
 @dataclass(frozen=True)
-class _CommandPattern:
-    regex: re.Pattern[str] | None
-    # Without a wildcard: the rule's text exactly as written (newlines kept), which allows
-    # that whole command line and nothing else, however many commands it contains.
-    exact: str | None
-
-    @classmethod
-    def parse(cls, text: str) -> _CommandPattern:
-        raw = text.strip()
-        text = " ".join(text.split())
-        if text.endswith(":*"):  # Claude Code's prefix form: `npm test:*`
-            base = _unescape(text[:-2].rstrip())
-            return cls(re.compile(re.escape(base) + r"(?: .*)?", re.S), None)
-        pieces = [_unescape(p) for p in re.split(r"(?<!\\)\*", text)]
-        if len(pieces) == 1:
-            exact = _unescape(raw)
-            if len(analyse(exact).commands) != 1:  # a whole line: it matches only as written
-                return cls(None, exact)
-            return cls(re.compile(re.escape(pieces[0]), re.S), exact)
-        if pieces[-1] == "" and pieces[-2].endswith(" "):  # `pytest *` also matches `pytest`
-            head = ".*".join(map(re.escape, [*pieces[:-2], pieces[-2][:-1]]))
-            return cls(re.compile(head + "(?: .*)?", re.S), None)
-        return cls(re.compile(".*".join(map(re.escape, pieces)), re.S), None)
-
-    def matches(self, cmd: SimpleCommand, for_allow: bool) -> bool:
-        texts = [cmd.text, " ".join(cmd.full)]
-        if not for_allow:  # deny/ask also see through paths: /usr/bin/curl is curl
-            texts += [" ".join((cmd.name, *cmd.argv[1:])), " ".join((cmd.full[0].rsplit("/", 1)[-1], *cmd.full[1:]))]
-        return self.regex is not None and any(self.regex.fullmatch(t) for t in texts)
-
-
-@dataclass(frozen=True)
 class Rule:
     """One parsed rule. `family` is run/edit/read/grep, or None for an exact tool name."""
 
@@ -154,7 +119,7 @@ class Rule:
     tool: str
     family: str | None
     tools: frozenset[str]
-    command: _CommandPattern | None = None
+    command: CommandPattern | None = None
     path: _PathPattern | None = None
 
     @classmethod
@@ -183,14 +148,30 @@ class Rule:
                 f"write '{tool}' alone to match every call of that tool",
             )
         if family == "run":
-            return cls(text.strip(), tool, family, tools, command=_CommandPattern.parse(spec))
+            return cls(text.strip(), tool, family, tools, command=CommandPattern.parse(spec))
         return cls(text.strip(), tool, family, tools, path=_PathPattern.parse(spec))
 
     def covers(self, name: str) -> bool:
         return name in self.tools
 
-    def match_command(self, cmd: SimpleCommand, for_allow: bool) -> bool:
-        return self.command is None or self.command.matches(cmd, for_allow)
+    def match_command(self, cmd: SimpleCommand) -> bool:
+        """For deny and ask rules: whether the rule matches `cmd` (see `admits` for allow)."""
+        return self.command is None or self.command.matches(cmd)
+
+    def admits(self, cmd: SimpleCommand) -> tuple[bool, str]:
+        """Whether this allow rule admits `cmd`; if its pattern matched but it does not,
+        the reason (shown to the person asked)."""
+        if self.command is None:
+            return True, ""
+        ok, stop = self.command.admits(cmd)
+        if ok or stop is None:
+            return ok, ""
+        if isinstance(stop, str):
+            return False, (f"{stop}; the rule {self.text} covers the wrapper, not the command "
+                           "it runs")
+        named = (f"a rule that names it does, e.g. {stop.example}" if stop.names and stop.example
+                 else "only a rule for this exact command does")
+        return False, f"{stop.what} {stop.why}; the rule {self.text} does not admit that ({named})"
 
     def match_path(self, ref: PathRef, roots: tuple[str, ...], for_allow: bool) -> bool:
         return self.path is None or self.path.matches(ref, roots, every=for_allow)
@@ -222,29 +203,41 @@ class RuleSet:
 
     def allowed_by(self, target: CallTarget) -> list[Rule] | None:
         """The allow rules that together cover every part of the call, or None."""
+        return self.allow_match(target)[0]
+
+    def allow_match(self, target: CallTarget) -> tuple[list[Rule] | None, str]:
+        """(the allow rules covering every part of the call, or None; why a rule whose
+        pattern matched a command did not admit it, if one did)."""
         rules = [r for r in self.allow if r.covers(target.name)]
         for rule in rules:
             if rule.bare:
-                return [rule]
+                return [rule], ""
         if target.shell is not None:
             whole = [r for r in rules if r.command and r.command.exact is not None
                      and target.command_text == r.command.exact]
             if whole:  # an exact, remembered compound command line
-                return whole[:1]
+                return whole[:1], ""
             parts: list[Rule] = []
-            for cmd in target.shell.commands:
-                hit = next((r for r in rules if r.command and r.match_command(cmd, True)), None)
-                if hit is None:
-                    return None
-                parts.append(hit)
-            return parts or None
+            refusal, missing = "", False
+            for cmd in target.shell.commands:  # all of them: the reason may be in any
+                hit = None
+                for rule in (r for r in rules if r.command):
+                    ok, why = rule.admits(cmd)
+                    if ok:
+                        hit = rule
+                        break
+                    refusal = refusal or why
+                missing = missing or hit is None
+                if hit is not None:
+                    parts.append(hit)
+            return (None if missing else parts or None), refusal
         used: list[Rule] = []
         for ref in target.paths:
             hit = next((r for r in rules if r.path and r.match_path(ref, target.roots, True)), None)
             if hit is None:
-                return None
+                return None, ""
             used.append(hit)
-        return used or None
+        return used or None, ""
 
 
 def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
@@ -260,7 +253,7 @@ def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:
             return rule
         if rule.command and target.shell:
             if target.command_text == rule.command.exact or any(
-                    rule.match_command(c, False) for c in target.shell.commands):
+                    rule.match_command(c) for c in target.shell.commands):
                 return rule
         elif rule.path and any(rule.match_path(ref, target.roots, False) for ref in target.paths):
             return rule

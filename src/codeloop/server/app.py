@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,8 +17,10 @@ from fastapi.staticfiles import StaticFiles
 from codeloop.config import Settings
 from codeloop.errors import CodeloopError, SessionNotFound
 from codeloop.events import StoredEvent
+from codeloop.private_paths import private_dir
 from codeloop.server.auth import TokenStore
 from codeloop.server.notify import Notifier, NotifyingStore
+from codeloop.server.roots import RepoNotAllowed
 from codeloop.server.schemas import (
     ApplyOut,
     ApprovalIn,
@@ -49,6 +51,7 @@ _bearer = HTTPBearer(auto_error=False, description="A token from <data_dir>/serv
                                                    "<data_dir>/tokens.json")
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Message, "description": "Missing or unknown token"},
+    403: {"model": Message, "description": "The repository is outside the allowed roots"},
     404: {"model": Message, "description": "No such session (or not yours)"},
     409: {"model": Message, "description": "Not possible in the session's current state"},
 }
@@ -101,16 +104,19 @@ def _detail(service: SessionService, row: SessionRow, state: SessionState) -> Se
     )
 
 
-def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
-               per_user: int = 2, max_workers: int = 16, defaults: Settings | None = None,
-               poll_s: float = 0.5, resume_on_start: bool = True) -> FastAPI:
-    """The server for the sessions under `data_dir`; resumes running sessions on start
+def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
+               model_factory: ModelFactory | None = None, per_user: int = 2,
+               max_workers: int = 16, defaults: Settings | None = None, poll_s: float = 0.5,
+               resume_on_start: bool = True) -> FastAPI:
+    """The server for the sessions under `data_dir`, opening repositories only inside
+    `allowed_roots` (default: the current directory); resumes running sessions on start
     (`resume_on_start=False` makes a server that only reads, e.g. a second one on the data)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     tokens = TokenStore(data_dir)
     notifier = Notifier()
     store = NotifyingStore(data_dir / "events.sqlite", notifier)
-    service = SessionService(data_dir, store, model_factory, per_user=per_user,
+    roots = list(allowed_roots) if allowed_roots is not None else [Path.cwd()]
+    service = SessionService(data_dir, store, roots, model_factory, per_user=per_user,
                              max_workers=max_workers, defaults=defaults)
 
     @contextlib.asynccontextmanager
@@ -128,7 +134,8 @@ def create_app(data_dir: Path, *, model_factory: ModelFactory | None = None,
 
     @app.exception_handler(CodeloopError)
     async def _codeloop_error(_: Request, exc: CodeloopError) -> JSONResponse:
-        code = 404 if isinstance(exc, SessionNotFound) else 409 if isinstance(exc, Conflict) else 400
+        code = (404 if isinstance(exc, SessionNotFound) else 409 if isinstance(exc, Conflict)
+                else 403 if isinstance(exc, RepoNotAllowed) else 400)
         detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
         return JSONResponse({"detail": detail}, status_code=code)
 

@@ -9,6 +9,7 @@ import secrets
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
+from codeloop.private_paths import FILE_MODE, private_dir, tighten
 
 ADMIN_USER = "admin"
 
@@ -19,7 +20,7 @@ class TokenFileError(CodeloopError):
 
 def _write_private(path: Path, text: str) -> None:
     """Write a file only its owner can read, created 0600 from the start (no window)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -34,8 +35,11 @@ class TokenStore:
     def __init__(self, data_dir: Path) -> None:
         self.admin_path = data_dir / "server-token"
         self.users_path = data_dir / "tokens.json"
+        private_dir(data_dir)
         if not self.admin_path.exists():
             _write_private(self.admin_path, secrets.token_urlsafe(32) + "\n")
+        for path in (self.admin_path, self.users_path):  # files from before, or copied in
+            tighten(path, FILE_MODE)
 
     @property
     def admin_token(self) -> str:

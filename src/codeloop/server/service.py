@@ -7,7 +7,7 @@ the API otherwise (every API append below checks the session is not active first
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from codeloop.planner.model import Plan
 from codeloop.policy import remember_rule
 from codeloop.server.notify import NotifyingStore
 from codeloop.server.pool import WorkerPool
+from codeloop.server.roots import RepoNotAllowed, allowed_repo, real_roots
 from codeloop.session.cleanup import drop_view_index, end_run
 from codeloop.session.runner import Control
 from codeloop.session.setup import (
@@ -83,10 +84,11 @@ def session_settings(state: SessionState) -> Settings:
 
 
 class SessionService:
-    def __init__(self, data_dir: Path, store: NotifyingStore,
+    def __init__(self, data_dir: Path, store: NotifyingStore, roots: Sequence[Path],
                  model_factory: ModelFactory | None = None, per_user: int = 2,
                  max_workers: int = 16, defaults: Settings | None = None) -> None:
         self.data_dir = data_dir
+        self.roots = real_roots(roots)
         self.store = store
         self.model_factory: ModelFactory = model_factory or make_model
         self.defaults = defaults
@@ -108,12 +110,23 @@ class SessionService:
     def events(self, session_id: str, after: int) -> list[StoredEvent]:
         return self.store.read(session_id, after)
 
+    def repo_of(self, row: SessionRow) -> Path:
+        """The session's repository, if it is still inside the allowed roots and still
+        resolves to the path recorded when the session started (a root removed since, or
+        a directory swapped for a link, stops every later use)."""
+        repo = allowed_repo(row.repo, self.roots)
+        if str(repo) != row.repo:
+            raise RepoNotAllowed(f"repository {row.repo} now resolves to {repo}",
+                                 "start a new session on the repository's real path")
+        return repo
+
     # -- creating and running -------------------------------------------------------------
 
     def create(self, user: str, task: str, repo: Path, model: str | None,
                budgets: dict[str, Any], approval_mode: str | None,
                plan_approval: bool | None = None) -> str:
         """Record a new session (blocking: reads the repository); `pool.submit` runs it."""
+        repo = allowed_repo(repo, self.roots)  # before anything reads from it
         flags: dict[str, Any] = {"model": model, "approval_mode": approval_mode,
                                  "plan_approval": plan_approval}
         if budgets:
@@ -139,10 +152,11 @@ class SessionService:
         row = self.store.get(session_id)
         state = fold(self.store.read(session_id))
         try:
+            repo = self.repo_of(row)
             settings = session_settings(state)
             model = self.model_factory(settings.model or row.model, settings)
             runner = build_runner(
-                self.store, session_id, Path(row.repo), settings, model, base_dir=self.data_dir,
+                self.store, session_id, repo, settings, model, base_dir=self.data_dir,
                 parts=RuntimeParts(policy=make_policy(settings), control=control),
             )
         except CodeloopError as exc:
@@ -256,8 +270,9 @@ class SessionService:
         state_dir = session_dir(row.id, self.data_dir)
         if not (state_dir / "workspace").exists():
             return None
+        repo = self.repo_of(row)
         settings = session_settings(fold(self.store.read(row.id)))
-        workspace, _ = open_workspace_and_sandbox(Path(row.repo), state_dir, settings)
+        workspace, _ = open_workspace_and_sandbox(repo, state_dir, settings)
         return workspace
 
     def diff(self, session_id: str, user: str) -> tuple[list[str], str]:

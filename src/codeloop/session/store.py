@@ -12,6 +12,7 @@ from typing import Protocol
 
 from codeloop.errors import SessionNotFound, StoreError
 from codeloop.events import Event, StoredEvent, parse_event_json
+from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,17 @@ class SQLiteEventStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._cond = threading.Condition()
         try:
+            # The log holds every prompt, output and diff: only its owner may read it.
+            private_dir(path.parent)
+            private_file(path)
             conn = self._conn()
             conn.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
+            for suffix in ("-wal", "-shm"):  # SQLite makes them like the database; older
+                tighten(path.with_name(path.name + suffix), FILE_MODE)  # ones may be looser
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(
                 f"cannot open the event store at {path}: {exc}",
                 "check the file's permissions and free disk space, or set CODELOOP_DATA_DIR",

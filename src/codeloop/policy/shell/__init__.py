@@ -14,9 +14,10 @@ each simple command (following `bash -c` and the like), `wrappers` peels `env`, 
 from __future__ import annotations
 
 from codeloop.policy.shell.parser import Parser
-from codeloop.policy.shell.results import ShellAnalysis, SimpleCommand
+from codeloop.policy.shell.results import ExecForm, ShellAnalysis, SimpleCommand
+from codeloop.policy.state_changes import config_write_problem
 
-__all__ = ["ShellAnalysis", "SimpleCommand", "analyse"]
+__all__ = ["ExecForm", "ShellAnalysis", "SimpleCommand", "analyse"]
 
 _MAX_LENGTH = 200_000
 
@@ -30,5 +31,8 @@ def analyse(command: str) -> ShellAnalysis:
         out.problems.append(f"command longer than {_MAX_LENGTH} characters; not analysed")
         return out
     Parser(command, out).parse()
+    problem = config_write_problem("", [], out.redirect_targets)
+    if problem:
+        out.problems.append(problem)
     out.problems = list(dict.fromkeys(out.problems))
     return out

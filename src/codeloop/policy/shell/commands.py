@@ -3,12 +3,16 @@ itself (`bash -c`, `python -c`, `find -exec`, `su -c`, …) followed or reported
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
-from codeloop.policy.exec_vectors import exec_env_problem, hidden_exec_problem
-from codeloop.policy.shell.results import ShellAnalysis, SimpleCommand
+from codeloop.policy.exec_forms import exec_forms
+from codeloop.policy.exec_vectors import hidden_exec_problem, option_matches
+from codeloop.policy.git_args import split_git
+from codeloop.policy.shell.results import ExecForm, ShellAnalysis, SimpleCommand
 from codeloop.policy.shell.words import Word
 from codeloop.policy.shell.wrappers import WRAPPERS, unwrap
+from codeloop.policy.state_changes import assignment_problem, command_problem, config_write_problem
 
 # Parses a script into the analysis at a nesting depth. The parser passes its entry point in:
 # it calls this module for every command it finishes, so this module cannot import it.
@@ -17,6 +21,15 @@ ParseScript = Callable[[str, ShellAnalysis, int], None]
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"}
 _INTERPRETERS = {"python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "lua", "deno", "bun"}
 _INLINE_CODE_FLAGS = {"-c", "-e", "-E", "--eval", "-r", "--command"}
+_GLOB = re.compile(r"[*?\[]|\{[^}]*(?:,|\.\.)[^}]*\}")
+# git subcommand -> options whose value git runs as shell code
+_GIT_SCRIPT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "rebase": ("-x", "--exec"),
+    "difftool": ("-x", "--extcmd"),
+    "filter-branch": ("--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
+                      "--msg-filter", "--commit-filter", "--tag-name-filter"),
+}
+_PRIVILEGED = {"sudo", "doas", "chroot"}  # wrappers whose command runs with other rights
 _UNFOLLOWABLE = {
     "eval": "`eval` runs a string built at run time",
     "trap": "`trap` runs a string later",
@@ -70,7 +83,7 @@ def record_command(out: ShellAnalysis, words: list[Word], outer: list[str], dept
     while words and words[0].assignment:
         assignments.append(words[0].value)
         words = words[1:]
-    problem = exec_env_problem(assignments) if assignments else None
+    problem = assignment_problem(assignments) if assignments else None
     if problem:
         out.problems.append(problem)
     if not words:
@@ -99,7 +112,8 @@ def record_command(out: ShellAnalysis, words: list[Word], outer: list[str], dept
             out.commands.append(SimpleCommand(tuple(argv), full))
             return
         rest = words[len(words) - len(inner):]
-        problem = exec_env_problem(argv[1: len(argv) - len(inner)]) if name == "env" else None
+        problem = assignment_problem(argv[1: len(argv) - len(inner)]) if name == "env" else (
+            _xargs_problem(argv[: len(argv) - len(inner)], inner) if name == "xargs" else None)
         if problem:
             out.problems.append(problem)
         if name == "watch":
@@ -130,10 +144,78 @@ def record_command(out: ShellAnalysis, words: list[Word], outer: list[str], dept
         at = argv.index("-c") + 1
         if at < len(argv):
             _follow_string(out, argv[at], [words[at]], depth, f"`{name} -c`", parse)
-    hidden = hidden_exec_problem(name, argv, inline)
-    if hidden:
-        out.problems.append(hidden)
-    out.commands.append(SimpleCommand(tuple(argv), full, inline))
+    elif name == "git":
+        _git_commands(out, words, depth, parse)
+    for problem in (hidden_exec_problem(name, argv, inline), command_problem(name, argv),
+                    config_write_problem(name, argv, [])):
+        if problem:
+            out.problems.append(problem)
+    out.commands.append(SimpleCommand(tuple(argv), full, inline, _forms(name, words, outer)))
+
+
+def _forms(name: str, words: list[Word], outer: list[str]) -> tuple[ExecForm, ...]:
+    """The command's exec forms; under `xargs` its arguments also come from the input."""
+    dynamic = frozenset(i for i, w in enumerate(words) if i and (w.expanded or (
+        w.globbed and _GLOB.search(w.value))))
+    forms = exec_forms(name, [w.value for w in words], dynamic)
+    wrappers = {w.rsplit("/", 1)[-1] for w in outer}
+    if "xargs" in wrappers:
+        forms.append(ExecForm("`xargs`", "adds arguments it reads from its input, which may "
+                              "be options", ("xargs",), f"run(xargs {name} *)"))
+    for wrapper in sorted(wrappers & _PRIVILEGED):
+        forms.append(ExecForm(f"`{wrapper}`", "runs it as another user or in another root",
+                              (wrapper,), f"run({wrapper} {name} *)"))
+    return tuple(forms)
+
+
+def _xargs_problem(head: list[str], inner: list[str]) -> str | None:
+    """`xargs -I{} sh -c '… {} …'` puts each input line into shell code."""
+    replaces = any(a.startswith(("-I", "-i", "--replace")) for a in head[1:])
+    runs_code = inner[0].rsplit("/", 1)[-1] in _SHELLS | _INTERPRETERS
+    return "`xargs -I` puts its input into a shell or interpreter's code" if (
+        replaces and runs_code) else None
+
+
+def _git_commands(out: ShellAnalysis, words: list[Word], depth: int, parse: ParseScript) -> None:
+    """The commands git runs for `rebase -x`, `bisect run`, `submodule foreach`,
+    `difftool -x` and `filter-branch` filters: followed like `bash -c`."""
+    argv = [w.value for w in words]
+    line = split_git(argv)
+    sub, at = line.sub(argv), line.at
+    if not at:
+        return
+    if sub == "bisect" and argv[at + 1: at + 2] == ["run"] and len(words) > at + 2:
+        record_command(out, words[at + 2:], [], depth + 1, parse)
+        return
+    if sub == "submodule" and "foreach" in argv[at + 1:]:
+        k = argv.index("foreach", at + 1) + 1
+        rest = words[k:]
+        if rest:
+            _follow_string(out, " ".join(w.value for w in rest), rest, depth,
+                           "`git submodule foreach`", parse)
+        return
+    options = _GIT_SCRIPT_OPTIONS.get(sub, ())
+    letters = "".join(o[1] for o in options if len(o) == 2)
+    for i in range(at + 1, len(words)):
+        a = argv[i]
+        if a.startswith("--"):
+            if not any(option_matches(a, o) for o in options):
+                continue
+            value, at_word = (a.split("=", 1)[1], i) if "=" in a else (None, i + 1)
+        elif re.fullmatch(r"-[A-Za-z].*", a, re.S) and letters and (p := _first_of(a, letters)):
+            value, at_word = (a[p + 1:], i) if a[p + 1:] else (None, i + 1)  # -x'cmd', -ix cmd
+        else:
+            continue
+        if value is None and at_word < len(words):
+            value = argv[at_word]
+        if value is not None:
+            _follow_string(out, value, [words[min(at_word, len(words) - 1)]], depth,
+                           f"`git {sub} {a}`", parse)
+
+
+def _first_of(arg: str, letters: str) -> int:
+    """Index of the first of `letters` in a short-option bundle (0 if none)."""
+    return next((k for k, c in enumerate(arg) if k and c in letters), 0)
 
 
 def _follow_string(out: ShellAnalysis, script: str, words: list[Word], depth: int, what: str,
@@ -168,6 +250,11 @@ def _find_exec(out: ShellAnalysis, words: list[Word], depth: int, parse: ParseSc
             if j >= len(words):
                 out.problems.append("`find -exec` without a terminating `;` or `+`")
             if j > i + 1:
+                inner = [w.value for w in words[i + 1:j]]
+                if inner[0].rsplit("/", 1)[-1] in _SHELLS | _INTERPRETERS and any(
+                        "{}" in a and a != "{}" for a in inner[1:]):
+                    out.problems.append("`find -exec` puts file names into a shell or "
+                                        "interpreter's code")
                 record_command(out, words[i + 1:j], [], depth, parse)
             i = j
         i += 1

@@ -13,6 +13,7 @@ from codeloop.policy.shell.ansi_c import decode_ansi_c
 from codeloop.policy.shell.arithmetic import looks_arithmetic
 from codeloop.policy.shell.results import ShellAnalysis
 from codeloop.policy.shell.words import ASSIGNMENT, Word
+from codeloop.policy.state_changes import arithmetic_problem, parameter_problem
 
 META = " \t\n;&|()<>"
 MAX_DEPTH = 20
@@ -43,6 +44,9 @@ class Lexer(ABC):
         """Bash reads `((a) ; (b))` as two subshells when it is not valid arithmetic, so a
         body that does not look like arithmetic is parsed as commands, and asked."""
         if looks_arithmetic(body, for_loop):
+            problem = arithmetic_problem(body)
+            if problem:
+                self.out.problems.append(problem)
             self._scan_expansions_in(body)
         elif not self._too_deep():
             self.out.problems.append("`((` … `))` that is not arithmetic runs as subshells")
@@ -209,6 +213,9 @@ class Lexer(ABC):
             w.value += "$(...)"
         elif s.startswith("${", self.i):
             end = self._matching_close(self.i + 2, "{", "}")
+            problem = parameter_problem(s[self.i + 2:end])
+            if problem:
+                self.out.problems.append(problem)
             self._scan_expansions_in(s[self.i + 2:end])
             w.value += s[self.i:end + 1]
             self.i = end + 1

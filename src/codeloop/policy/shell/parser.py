@@ -9,6 +9,7 @@ from codeloop.policy.shell.commands import record_command
 from codeloop.policy.shell.lexer import MAX_DEPTH, META, Lexer
 from codeloop.policy.shell.results import ShellAnalysis
 from codeloop.policy.shell.words import Word
+from codeloop.policy.state_changes import loop_problem
 
 _RESERVED_SKIP = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
 _LOOP_HEADS = {"for", "select"}
@@ -62,6 +63,8 @@ class Parser(Lexer):
             elif c == "(":
                 for_loop = len(words) == 1 and not words[0].quoted and words[0].value == "for"
                 at_start = all(not w.quoted and w.value in _RESERVED_SKIP for w in words)
+                if self._function_definition(words):
+                    continue
                 if (at_start or for_loop) and s.startswith("((", self.i):
                     self._arithmetic_command(for_loop)
                     if for_loop:
@@ -165,14 +168,39 @@ class Parser(Lexer):
 
     # -- commands ------------------------------------------------------------------------
 
+    def _function_definition(self, words: list[Word]) -> bool:
+        """`NAME ( )`: a function definition; report it and drop the name and parentheses
+        (the body that follows is parsed as commands)."""
+        if len(words) != 1 or words[0].quoted:
+            return False
+        j = self.i + 1
+        while j < len(self.s) and self.s[j] in " \t":
+            j += 1
+        if j >= len(self.s) or self.s[j] != ")":
+            return False
+        self._defines(words[0].value)
+        words.clear()
+        self.i = j + 1
+        return True
+
+    def _defines(self, name: str) -> None:
+        # Only bash runs a function for a name: a definition can shadow any program
+        # (`ls() { sh; }; ls`), so no allow rule for the name can be trusted afterwards.
+        self.out.problems.append(f"defines a shell function `{name}`, which changes what that "
+                                 "name runs")
+
     def _end(self, words: list[Word]) -> None:
         while words and not words[0].quoted:
             head = words[0].value
             if head in _RESERVED_SKIP:
                 words = words[1:]
             elif head == "function":  # `function NAME {`: the body follows as commands
+                self._defines(words[1].value if len(words) > 1 else "")
                 words = words[2:]
             elif head in _LOOP_HEADS:  # `for x in words`: no command here
+                problem = loop_problem(words[1].value) if len(words) > 1 else None
+                if problem:
+                    self.out.problems.append(problem)
                 return
             else:
                 break
