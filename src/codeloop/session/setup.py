@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.visibility import READ_DENIED
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.factory import open_workspace
+from codeloop.workspace.safe_git import GitError, git_text
 
 
 class RepositoryError(CodeloopError):
@@ -57,10 +57,10 @@ def check_repo(repo: Path) -> Path:
 
 
 def git_head(repo: Path) -> str | None:
-    proc = subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-         "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=False,
-    )
+    try:
+        proc = git_text(["rev-parse", "HEAD"], repo, check=False)
+    except GitError:
+        return None
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
