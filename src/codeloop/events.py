@@ -52,6 +52,15 @@ class UsageData(BaseModel):
     estimated: bool = False
 
 
+class HookFileData(BaseModel):
+    """A file a configured hook command names, pinned by content when the session started."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    sha256: str
+
+
 # --- session life -------------------------------------------------------------------
 
 
@@ -67,6 +76,8 @@ class SessionStarted(EventBase):
     # The repository map for the task, made once at the start so that every model call, a
     # resumed session and a replay send the same bytes; "" when there is no code to map.
     repo_map: str = ""
+    # Every hook file as it was at the start: a hook whose files differ later is refused.
+    hook_files: list[HookFileData] = Field(default_factory=list)
 
 
 class SessionResumed(EventBase):

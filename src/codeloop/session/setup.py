@@ -16,6 +16,7 @@ from codeloop.events import SessionStarted
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import load_instructions
 from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.hook_pins import pin_hook_files
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.docker_backend import DockerSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
@@ -78,6 +79,8 @@ def start_session(
         raise CodeloopError("the task is empty", "say what you want done, in quotes")
     repo = check_repo(repo)
     registry = registry or default_registry()
+    # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
+    hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or uuid.uuid4().hex[:12]
     store.create(sid, owner=owner)
     store.append(sid, [SessionStarted(
@@ -88,6 +91,7 @@ def start_session(
         base_commit=git_head(repo),
         repo_map=session_repo_map(repo, task, repo_map_tokens(
             settings.context_window, settings.max_output_tokens, settings.repo_map_tokens)),
+        hook_files=hook_files,
     )])
     return sid
 
