@@ -32,13 +32,6 @@ def run_pinned(hooks: list[HookSpec], event: HookEvent, name: str, args: dict[st
     return run_hooks(hooks, event, name, args, session_id, repo, guard=guard)
 
 
-def run_pinned(hooks: list[HookSpec], event: HookEvent, name: str, args: dict[str, Any],
-               session_id: str, repo: Path) -> HookVerdict:
-    """`run_hooks` as a session runs them: files pinned first, run in the repository."""
-    guard = HookGuard.pin_now([h.command for h in hooks], repo)
-    return run_hooks(hooks, event, name, args, session_id, repo, guard=guard)
-
-
 def test_hook_receives_claude_code_shaped_json(hook_script: HookScript, repo: Path, tmp_path: Path) -> None:
     dump = tmp_path / "seen.json"
     cmd = hook_script(f"open({str(dump)!r}, 'w').write(sys.stdin.read())\n")
