@@ -41,7 +41,6 @@ _NEUTRAL: dict[str, str] = {
     "core.editor": "true",
     "sequence.editor": "true",
     "core.sshcommand": "false",
-    "core.gitproxy": "none",
     "core.askpass": "",
     "core.alternaterefscommand": "true",
     "credential.helper": "",
@@ -50,8 +49,6 @@ _NEUTRAL: dict[str, str] = {
     # the user's own config (not a repository's), and clears our overrides for the upload-pack
     # of a local fetch; the override covers only commands that run pack-objects themselves.
     "uploadpack.packobjectshook": "env",
-    "remote.*.uploadpack": "git-upload-pack",
-    "remote.*.receivepack": "git-receive-pack",
     "remote.*.vcs": "",
     "alias.*": "",
     "diff.external": "true",
@@ -71,6 +68,11 @@ _NEUTRAL: dict[str, str] = {
 # Any other key ending like these names a program too (trailer.*.cmd, mergetool.*.cmd, ...).
 _PROGRAM_SUFFIXES = ("command", "cmd", "program", "driver", "helper", "hook", "editor", "pager",
                      "textconv", "askpass")
+# Keys git takes first-wins, so no override of ours replaces them (core.gitproxy too, but
+# git:// is off): a command that would run them is refused instead.
+_FIRST_WINS = ("remote.*.uploadpack", "remote.*.receivepack")
+_REMOTE_COMMANDS = {"fetch", "pull", "clone", "ls-remote", "remote", "push", "submodule",
+                    "archive", "fetch-pack", "send-pack"}
 _DIFF_COMMANDS = {"diff", "log", "show", "diff-tree", "diff-index", "diff-files", "format-patch"}
 _TEXTCONV_COMMANDS = _DIFF_COMMANDS | {"blame", "grep"}
 # Global options that would point git at another repository than the one we list config for.
@@ -103,13 +105,9 @@ def neutral_value(key: str) -> str | None:
     return None
 
 
-def _overrides(prefix: list[str], cwd: Path | None, env: dict[str, str],
-               timeout: float | None) -> dict[str, str]:
-    """GIT_CONFIG_KEY_n/VALUE_n pairs neutralising every program-running key git will read.
-
-    Passed through the environment, not `-c`: `-c` splits at the first '=', so a subsection
-    such as `[filter "a=b"]` would escape a `-c filter.a=b.clean=` override.
-    """
+def _listed_keys(prefix: list[str], cwd: Path | None, env: dict[str, str],
+                 timeout: float | None) -> list[str]:
+    """Every config key git will read here, included files' keys too (same env and repo)."""
     listed = _run([*prefix, "config", "--list", "--includes", "--name-only", "-z"], cwd, env,
                   None, timeout)
     if listed.returncode != 0:
@@ -118,12 +116,16 @@ def _overrides(prefix: list[str], cwd: Path | None, env: dict[str, str],
             + listed.stderr.decode("utf-8", "replace").strip(),
             "fix the repository's git configuration, or check that the directory exists",
         )
-    pairs: dict[str, str] = {}
-    for raw in listed.stdout.split(b"\0"):
-        key = raw.decode("utf-8", "surrogateescape")
-        value = neutral_value(key) if key else None
-        if value is not None:
-            pairs[key] = value
+    return [raw.decode("utf-8", "surrogateescape") for raw in listed.stdout.split(b"\0") if raw]
+
+
+def _overrides(keys: list[str]) -> dict[str, str]:
+    """GIT_CONFIG_KEY_n/VALUE_n pairs neutralising every program-running key in `keys`.
+
+    Passed through the environment, not `-c`: `-c` splits at the first '=', so a subsection
+    such as `[filter "a=b"]` would escape a `-c filter.a=b.clean=` override.
+    """
+    pairs = {key: value for key in keys if (value := neutral_value(key)) is not None}
     out = {"GIT_CONFIG_COUNT": str(len(pairs))}
     for n, (key, value) in enumerate(pairs.items()):
         out[f"GIT_CONFIG_KEY_{n}"] = key
@@ -144,8 +146,9 @@ def _run(argv: list[str], cwd: Path | None, env: dict[str, str], input: bytes | 
                        "install git and check that the directory exists") from exc
 
 
-def _checked_args(args: Sequence[str]) -> list[str]:
-    """The caller's arguments; `-c` pairs may lead, options that switch repository may not."""
+def _checked_args(args: Sequence[str]) -> tuple[list[str], str]:
+    """The caller's arguments and the git command among them; `-c` pairs may lead, options
+    that switch repository may not."""
     out = list(args)
     i = 0
     while i < len(out) and out[i].startswith("-"):
@@ -156,10 +159,21 @@ def _checked_args(args: Sequence[str]) -> list[str]:
             i += 1
             continue
         i += 2
-    if i < len(out) and out[i] in _TEXTCONV_COMMANDS:
-        extra = ["--no-ext-diff"] if out[i] in _DIFF_COMMANDS else []
+    command = out[i] if i < len(out) else ""
+    if command in _TEXTCONV_COMMANDS:
+        extra = ["--no-ext-diff"] if command in _DIFF_COMMANDS else []
         out[i + 1:i + 1] = [*extra, "--no-textconv"]
-    return out
+    return out, command
+
+
+def _refuse_first_wins(keys: list[str], command: str) -> None:
+    if command not in _REMOTE_COMMANDS:
+        return
+    for key in keys:
+        if any(fnmatch.fnmatchcase(key.lower(), p) for p in _FIRST_WINS):
+            raise GitError(f"the repository's config sets {key}, a program git {command} "
+                           "would run; codeloop does not run it",
+                           "remove the setting from the repository's .git/config")
 
 
 def git(args: Sequence[str], cwd: Path | None = None, *, git_dir: Path | None = None,
@@ -172,8 +186,11 @@ def git(args: Sequence[str], cwd: Path | None = None, *, git_dir: Path | None = 
     prefix = ["git", *BASE_FLAGS]
     if git_dir is not None:
         prefix += ["--git-dir", str(git_dir)]
-    env.update(_overrides(prefix, cwd, env, timeout))
-    argv = [*prefix, *_checked_args(args)]
+    checked, command = _checked_args(args)
+    keys = _listed_keys(prefix, cwd, env, timeout)
+    _refuse_first_wins(keys, command)
+    env.update(_overrides(keys))
+    argv = [*prefix, *checked]
     proc = _run(argv, cwd, env, input, timeout)
     if check and proc.returncode != 0:
         raise GitError(
