@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,14 @@ def test_a_link_on_the_way_is_never_followed(project: Path, tmp_path: Path) -> N
 def test_an_unparsable_command_is_refused(project: Path) -> None:
     guard = HookGuard.pin_now(["python3 'hooks/a.py"], project)
     assert "cannot read the hook command" in (guard.refusal("python3 'hooks/a.py") or "")
+
+
+def test_a_fifo_swapped_in_outside_the_repository_is_refused_without_hanging(
+        project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "guard.sh"
+    outside.write_text("exit 0\n")
+    command = f"sh {outside}"
+    guard = HookGuard.pin_now([command], project)
+    outside.unlink()
+    os.mkfifo(outside)
+    assert "no longer a regular file" in (guard.refusal(command) or "")

@@ -92,16 +92,21 @@ def _state(path: Path, project_dir: Path) -> str:
         except (FileNotFoundError, NotADirectoryError):
             return "absent"
         return "sha256:" + hashlib.sha256(data).hexdigest()
-    if not os.path.exists(path):
+    try:  # O_NONBLOCK: a FIFO swapped in must not hang the policy
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
         return "absent"
-    if os.path.isdir(path):
+    except IsADirectoryError:
         return "dir"
-    if not os.path.isfile(path):
-        return "special"
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return "dir" if stat.S_ISDIR(mode) else "special"
+        digest = hashlib.sha256()
+        for chunk in iter(lambda: os.read(fd, 1 << 20), b""):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return "sha256:" + digest.hexdigest()
 
 
