@@ -8,7 +8,6 @@ when codeloop does the same work. The last tests enumerate every host git call s
 
 from __future__ import annotations
 
-import ast
 import os
 import pty
 import subprocess
@@ -25,6 +24,7 @@ from codeloop.workspace.errors import ProtectedPath
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.overlay import OverlayWorkspace
 from codeloop.workspace.safe_git import GitError, git
+from tests.security.git_call_sites import host_git_call_sites, parse
 from tests.workspace.wstools import (
     IDENTITY,
     open_overlay,
@@ -357,97 +357,14 @@ def test_codeloop_apply_prints_the_refusal(tmp_path: Path, repo: Path, markers: 
 
 # -- every host git call goes through safe_git -------------------------------------------
 
-_SPAWNERS = {"run", "Popen", "call", "check_call", "check_output", "create_subprocess_exec",
-             "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
-             "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnlp", "posix_spawn",
-             "posix_spawnp"}
 # Files allowed to start git on the host, and why.
 ALLOWED = {
     "workspace/safe_git.py": "the one place host git runs, with the repository's programs off",
 }
 
 
-def _is_git(node: ast.AST | None, git_names: set[str]) -> bool:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value == "git" or node.value.endswith("/git") or \
-            node.value.split(" ", 1)[0] == "git"
-    if isinstance(node, ast.Starred):
-        return _is_git(node.value, git_names)
-    if isinstance(node, ast.Name):
-        return node.id in git_names
-    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "which":
-        return bool(node.args) and _is_git(node.args[0], git_names)
-    return False
-
-
-def _argv0(node: ast.AST) -> ast.AST | None:
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return node.elts[0] if node.elts else None
-    return node
-
-
-def _module(rel: str) -> str:
-    parts = rel.removesuffix(".py").split("/")
-    return ".".join(["codeloop", *(parts[:-1] if parts[-1] == "__init__" else parts)])
-
-
-def _git_names(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
-    """Per module, the names bound to "git", a path to git, shutil.which("git"), an argv
-    led by one of those, or imported from a module that binds them; to a fixed point."""
-    names: dict[str, set[str]] = {rel: set() for rel in trees}
-    modules = {_module(rel): rel for rel in trees}
-    changed = True
-    while changed:
-        changed = False
-        for rel, tree in trees.items():
-            found = set(names[rel])
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.module in modules:
-                    exported = names[modules[node.module]]
-                    found |= {a.asname or a.name for a in node.names if a.name in exported}
-                targets: list[ast.expr] = []
-                value: ast.AST | None = None
-                if isinstance(node, ast.Assign):
-                    targets, value = node.targets, node.value
-                elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                    targets, value = [node.target], node.value
-                if value is not None and _is_git(_argv0(value), names[rel]):
-                    found |= {t.id for t in targets if isinstance(t, ast.Name)}
-            if found != names[rel]:
-                names[rel], changed = found, True
-    return names
-
-
-def host_git_call_sites(trees: dict[str, ast.Module]) -> list[str]:
-    """`file:line` of every call that starts git, and of every argv literal led by git."""
-    all_names = _git_names(trees)
-    sites: list[str] = []
-    for rel, tree in trees.items():
-        git_names = all_names[rel]
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.List, ast.Tuple)) and node.elts and \
-                    _is_git(node.elts[0], git_names):
-                sites.append(f"{rel}:{node.lineno}")
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name not in _SPAWNERS:
-                continue
-            args = [*node.args, *(k.value for k in node.keywords if k.arg in ("args", "argv"))]
-            argv = args[1] if name.startswith(("exec", "spawn")) and len(args) > 1 else \
-                (args[0] if args else None)
-            if argv is not None and _is_git(_argv0(argv), git_names):
-                sites.append(f"{rel}:{node.lineno}")
-    return sorted(set(sites))
-
-
-def _parse(files: dict[str, str]) -> dict[str, ast.Module]:
-    return {rel: ast.parse(text) for rel, text in files.items()}
-
-
 def test_the_call_site_scanner_finds_every_spelling() -> None:
-    sample = _parse({"a.py": (
+    sample = parse({"a.py": (
         "import os, shutil, subprocess\n"
         "subprocess.run(['git', 'log'])\n"                      # 2
         "GIT = ('git', '-c', 'x=y')\n"                          # 3
@@ -460,13 +377,18 @@ def test_the_call_site_scanner_finds_every_spelling() -> None:
         "subprocess.run(['/usr/bin/git', 'gc'])\n"              # 10
         "subprocess.run(['ls', 'git'])\n"
         "TOOLS = {'git': ('--exec-path',)}\n"
+    ), "b/c.py": (
+        "import subprocess\n"
+        "from codeloop.a import GIT as G\n"
+        "def run(args):\n"
+        "    return subprocess.run([*G, *args])\n"                # b/c.py:4
     )})
-    expected = sorted(f"a.py:{n}" for n in (2, 3, 4, 6, 7, 8, 9, 10))
+    expected = sorted([*(f"a.py:{n}" for n in (2, 3, 4, 6, 7, 8, 9, 10)), "b/c.py:4"])
     assert host_git_call_sites(sample) == expected
 
 
 def test_every_host_git_call_goes_through_safe_git() -> None:
-    trees = _parse({str(p.relative_to(SRC)): p.read_text() for p in SRC.rglob("*.py")})
+    trees = parse({str(p.relative_to(SRC)): p.read_text() for p in SRC.rglob("*.py")})
     sites = host_git_call_sites(trees)
     outside = [s for s in sites if s.split(":")[0] not in ALLOWED]
     assert outside == [], ("host git outside safe_git (route it through "
