@@ -64,6 +64,15 @@ class InstructionSource(BaseModel):
     redacted: int = 0
 
 
+class HookFileData(BaseModel):
+    """A file a configured hook command names, pinned by content when the session started."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    sha256: str
+
+
 # --- session life -------------------------------------------------------------------
 
 
@@ -81,6 +90,8 @@ class SessionStarted(EventBase):
     repo_map: str = ""
     # The instruction files in `system_prompt`, in order (see `InstructionSource`).
     instructions: list[InstructionSource] = Field(default_factory=list)
+    # Every hook file as it was at the start: a hook whose files differ later is refused.
+    hook_files: list[HookFileData] = Field(default_factory=list)
 
 
 class SessionResumed(EventBase):

@@ -30,6 +30,8 @@ def decide(eng: PolicyEngine, repo: Path, name: str, args: dict[str, Any], tier:
            tainted: bool = False) -> Decision:
     tiers: dict[str, Tier] = {"run": "execute", "edit_file": "write", "write_file": "write",
                               "apply_patch": "write", "read_file": "read", "grep": "read"}
+    if eng.hook_guard is None:
+        eng.pin_hooks(repo)  # as a session does at its start
     return eng.decide(name, tier or tiers.get(name, "read"), args, tainted, repo, "sess")
 
 
@@ -246,17 +248,20 @@ def test_post_hooks(hook_script: HookScript, repo: Path, tmp_path: Path) -> None
     seen = tmp_path / "post.json"
     record = hook_script(f"open({str(seen)!r}, 'w').write(sys.stdin.read())\n")
     eng = engine(hooks=[{"event": "post_tool", "command": record}])
+    eng.pin_hooks(repo)
     result = eng.post_tool("run", {"command": "ls"}, "a\nb\n", cwd=repo, session_id="s9")
     assert not result.untrusted
     assert '"PostToolUse"' in seen.read_text() and '"tool_response"' in seen.read_text()
     block = hook_script("print(json.dumps({'decision': 'block', 'reason': 'contains PII'}))\n")
-    result = engine(hooks=[{"event": "post_tool", "command": block}]).post_tool(
-        "run", {"command": "ls"}, "secret stuff", cwd=repo)
+    eng = engine(hooks=[{"event": "post_tool", "command": block}])
+    eng.pin_hooks(repo)
+    result = eng.post_tool("run", {"command": "ls"}, "secret stuff", cwd=repo)
     assert result.untrusted and "post_hook_blocked" in result.flags
     assert "secret stuff" not in result.text and "contains PII" in result.text
     crash = hook_script("sys.exit(5)\n")
-    result = engine(hooks=[{"event": "post_tool", "command": crash}]).post_tool(
-        "run", {"command": "ls"}, "payload-42", cwd=repo)
+    eng = engine(hooks=[{"event": "post_tool", "command": crash}])
+    eng.pin_hooks(repo)
+    result = eng.post_tool("run", {"command": "ls"}, "payload-42", cwd=repo)
     assert result.untrusted and "payload-42" not in result.text
 
 
@@ -265,6 +270,7 @@ def test_post_hook_additional_context_reaches_the_model(hook_script: HookScript,
     note = hook_script("print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PostToolUse', "
                        "'additionalContext': 'lint: 2 new warnings in calc.py'}}))\n")
     eng = engine(hooks=[{"event": "post_tool", "command": note}])
+    eng.pin_hooks(repo)
     result = eng.post_tool("run", {"command": "ls"}, "a\nb\n", cwd=repo)
     assert not result.untrusted
     assert result.text.startswith("a\nb") and result.text.endswith("lint: 2 new warnings in calc.py")

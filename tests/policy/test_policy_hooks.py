@@ -9,11 +9,13 @@ import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from codeloop.policy.engine import PolicyEngine
-from codeloop.policy.hooks import HookSpec, hook_payload, run_hooks
+from codeloop.policy.hook_pins import HookGuard
+from codeloop.policy.hooks import HookEvent, HookSpec, HookVerdict, hook_payload, run_hooks
 from codeloop.policy.rules import PolicyConfigError
 
 HookScript = Callable[[str], str]
@@ -23,10 +25,17 @@ def pre(command: str, matcher: str = "*", timeout: float = 10.0) -> HookSpec:
     return HookSpec("pre_tool", matcher, command, timeout)
 
 
+def run_pinned(hooks: list[HookSpec], event: HookEvent, name: str, args: dict[str, Any],
+               session_id: str, repo: Path) -> HookVerdict:
+    """`run_hooks` as a session runs them: files pinned first, run in the repository."""
+    guard = HookGuard.pin_now([h.command for h in hooks], repo)
+    return run_hooks(hooks, event, name, args, session_id, repo, guard=guard)
+
+
 def test_hook_receives_claude_code_shaped_json(hook_script: HookScript, repo: Path, tmp_path: Path) -> None:
     dump = tmp_path / "seen.json"
     cmd = hook_script(f"open({str(dump)!r}, 'w').write(sys.stdin.read())\n")
-    verdict = run_hooks([pre(cmd)], "pre_tool", "run", {"command": "pytest -q"}, "s-1", repo)
+    verdict = run_pinned([pre(cmd)], "pre_tool", "run", {"command": "pytest -q"}, "s-1", repo)
     assert verdict.action is None
     seen = json.loads(dump.read_text())
     assert seen["hook_event_name"] == "PreToolUse"
@@ -71,27 +80,27 @@ def test_edit_input_gets_claude_code_key_aliases() -> None:
     ],
 )
 def test_hook_answers(body: str, action: str | None, hook_script: HookScript, repo: Path) -> None:
-    verdict = run_hooks([pre(hook_script(body))], "pre_tool", "run", {"command": "ls"}, "s", repo)
+    verdict = run_pinned([pre(hook_script(body))], "pre_tool", "run", {"command": "ls"}, "s", repo)
     assert verdict.action == action
 
 
 def test_exit_2_reason_is_stderr(hook_script: HookScript, repo: Path) -> None:
     cmd = hook_script("sys.stderr.write('rm is not allowed here'); sys.exit(2)\n")
-    verdict = run_hooks([pre(cmd)], "pre_tool", "run", {"command": "rm x"}, "s", repo)
+    verdict = run_pinned([pre(cmd)], "pre_tool", "run", {"command": "rm x"}, "s", repo)
     assert verdict.reason == "rm is not allowed here"
 
 
 def test_hook_timeout_is_deny_and_kills_the_hook(hook_script: HookScript, repo: Path, tmp_path: Path) -> None:
     marker = tmp_path / "survived"
     cmd = hook_script(f"time.sleep(30)\nopen({str(marker)!r}, 'w').write('x')\n")
-    verdict = run_hooks([pre(cmd, timeout=0.5)], "pre_tool", "run", {"command": "ls"}, "s", repo)
+    verdict = run_pinned([pre(cmd, timeout=0.5)], "pre_tool", "run", {"command": "ls"}, "s", repo)
     assert verdict.action == "deny"
     assert "timed out" in verdict.reason
     assert not marker.exists()
 
 
 def test_missing_hook_program_is_deny(repo: Path) -> None:
-    verdict = run_hooks([pre("/nonexistent/hook-program")], "pre_tool", "run", {"command": "ls"},
+    verdict = run_pinned([pre("/nonexistent/hook-program")], "pre_tool", "run", {"command": "ls"},
                         "s", repo)
     assert verdict.action == "deny"
 
@@ -99,12 +108,12 @@ def test_missing_hook_program_is_deny(repo: Path) -> None:
 def test_matcher_selects_tools(hook_script: HookScript, repo: Path) -> None:
     deny = hook_script("sys.exit(2)\n")
     hooks = [pre(deny, matcher="Edit|Write")]
-    assert run_hooks(hooks, "pre_tool", "edit_file", {"path": "a"}, "s", repo).action == "deny"
-    assert run_hooks(hooks, "pre_tool", "write_file", {"path": "a"}, "s", repo).action == "deny"
-    assert run_hooks(hooks, "pre_tool", "run", {"command": "ls"}, "s", repo).action is None
+    assert run_pinned(hooks, "pre_tool", "edit_file", {"path": "a"}, "s", repo).action == "deny"
+    assert run_pinned(hooks, "pre_tool", "write_file", {"path": "a"}, "s", repo).action == "deny"
+    assert run_pinned(hooks, "pre_tool", "run", {"command": "ls"}, "s", repo).action is None
     ours = [pre(deny, matcher="run")]
-    assert run_hooks(ours, "pre_tool", "run", {"command": "ls"}, "s", repo).action == "deny"
-    assert run_hooks(ours, "pre_tool", "runner", {}, "s", repo).action is None
+    assert run_pinned(ours, "pre_tool", "run", {"command": "ls"}, "s", repo).action == "deny"
+    assert run_pinned(ours, "pre_tool", "runner", {}, "s", repo).action is None
 
 
 def test_bad_matcher_is_a_config_error() -> None:
@@ -115,7 +124,7 @@ def test_bad_matcher_is_a_config_error() -> None:
 def test_first_deny_wins_over_allows(hook_script: HookScript, repo: Path) -> None:
     allow = hook_script("print(json.dumps({'decision': 'approve'}))\n")
     deny = hook_script("sys.stderr.write('second hook says no'); sys.exit(2)\n")
-    verdict = run_hooks([pre(allow), pre(deny)], "pre_tool", "run", {"command": "ls"}, "s", repo)
+    verdict = run_pinned([pre(allow), pre(deny)], "pre_tool", "run", {"command": "ls"}, "s", repo)
     assert verdict.action == "deny" and verdict.reason == "second hook says no"
 
 
@@ -136,6 +145,7 @@ def test_a_typical_bash_hook_works_unchanged(tmp_path: Path, repo: Path) -> None
         "hooks": [{"event": "pre_tool", "matcher": "Bash", "command": str(script)}],
         "approval_mode": "full-auto",
     })
+    engine.pin_hooks(repo)
     blocked = engine.decide("run", "execute", {"command": "rm -rf build"}, False, repo, "s")
     assert (blocked.action, blocked.source) == ("deny", "hook")
     assert "rm -rf is not allowed" in blocked.reason
@@ -149,7 +159,7 @@ def test_project_dir_is_in_the_hook_environment(hook_script: HookScript, repo: P
         "ok = os.environ.get('CLAUDE_PROJECT_DIR') == os.getcwd() == os.environ['CODELOOP_PROJECT_DIR']\n"
         "sys.exit(0 if ok else 2)\n"
     )
-    assert run_hooks([pre(cmd)], "pre_tool", "run", {"command": "ls"}, "s", repo).action is None
+    assert run_pinned([pre(cmd)], "pre_tool", "run", {"command": "ls"}, "s", repo).action is None
 
 
 def test_a_detached_grandchild_holding_the_pipe_cannot_hang_the_policy(
@@ -162,7 +172,7 @@ def test_a_detached_grandchild_holding_the_pipe_cannot_hang_the_policy(
         "print(json.dumps({'decision': 'approve'}))\n"
     )
     try:
-        verdict = run_hooks([pre(cmd, timeout=1.0)], "pre_tool", "run", {"command": "ls"}, "s",
+        verdict = run_pinned([pre(cmd, timeout=1.0)], "pre_tool", "run", {"command": "ls"}, "s",
                             repo)
         assert verdict.action == "deny"
         assert "timed out" in verdict.reason

@@ -262,6 +262,7 @@ def test_differential_fuzz_against_bash(tmp_path: Path) -> None:
 )
 def test_broken_hooks_deny(body: str, timeout: float, repo: Path, tmp_path: Path) -> None:
     eng = make("full-auto", allow=["run"], hooks=[hook(tmp_path, body, timeout)])
+    eng.pin_hooks(repo)
     decision = eng.decide("run", "execute", {"command": "pytest -q"}, False, repo, "s")
     assert (decision.action, decision.source) == ("deny", "hook")
 
@@ -269,6 +270,7 @@ def test_broken_hooks_deny(body: str, timeout: float, repo: Path, tmp_path: Path
 def test_hook_allow_never_overrides_a_deny_rule(repo: Path, tmp_path: Path) -> None:
     allow = hook(tmp_path, "print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'allow'}}))\n")
     eng = make("full-auto", deny=["run(curl *)", "read(./.env)"], hooks=[allow])
+    eng.pin_hooks(repo)
     assert eng.decide("run", "execute", {"command": "curl x"}, False, repo, "s").action == "deny"
     assert eng.decide("read_file", "read", {"path": ".env"}, False, repo, "s").action == "deny"
 

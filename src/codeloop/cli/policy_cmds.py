@@ -78,6 +78,7 @@ def check_command(
         "hooks": [] if no_hooks else data.get("hooks", []),
         "approval_mode": mode or data.get("approval_mode", "ask"),
     })
+    engine.pin_hooks(repo.resolve())
     args = _call_args(tool, subject)
     call_tier = tier or _TIERS.get(tool, "network")
     if call_tier not in ("read", "write", "execute", "network"):

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from codeloop.cli.safe_text import terminal_console
+from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.config import data_dir as default_data_dir
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
@@ -69,8 +69,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve the API and the web page; sessions left running are resumed."""
         if not is_loopback(host) and not allow_remote:
-            Console(stderr=True, highlight=False).print(
-                f"refusing to listen on {host}: anyone who can reach it and holds a token could "
+            terminal_console(stderr=True).print(
+                f"refusing to listen on {markup_safe(host)}: anyone who can reach it and holds a token could "
                 "run commands on this machine. Pass --allow-remote to do it anyway, or use "
                 "--host 127.0.0.1 (and an SSH tunnel or a reverse proxy with TLS).")
             raise typer.Exit(2)

@@ -9,7 +9,6 @@ this); the counts favoured hub files.
 from __future__ import annotations
 
 import math
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
 from codeloop.index.terms import query_terms, terms
+from codeloop.workspace.safe_git import GitError, git_text
 
 RECENT_COMMITS = 3000
 SIMILAR_COMMITS = 100  # the most similar commits that vote
@@ -36,12 +36,12 @@ def recent_commits(root: Path, commits: int = RECENT_COMMITS) -> list[Commit]:
     """The last `commits` non-merge commits, newest first, with the paths (relative to
     `root`) each touched; empty when `root` is not in a git repository git can read."""
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "log", "--no-merges", "--format=%x00%s%n%b%x01",
-             "--name-only", "--relative", f"-n{commits}", "HEAD", "--"],
-            capture_output=True, text=True, errors="replace", timeout=_GIT_TIMEOUT_S,
-            check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        # The repository is not trusted: its config may name a signature program
+        # (log.showSignature + gpg.program) or a pager; safe_git turns them off.
+        proc = git_text(["log", "--no-merges", "--format=%x00%s%n%b%x01", "--name-only",
+                         "--relative", f"-n{commits}", "HEAD", "--"], root, check=False,
+                        timeout=_GIT_TIMEOUT_S)
+    except GitError:
         return []
     # A mirror missing old objects stops the walk part-way with an error after printing the
     # commits it could read: those are still good.

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import pathspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from codeloop.policy.hook_pins import HookGuard
 from codeloop.policy.hooks import HookSpec, run_hooks
 from codeloop.policy.network import network_reason
 from codeloop.policy.rules import (
@@ -107,6 +108,8 @@ class PolicyEngine:
         self.hooks = hooks
         self.mode = mode
         self.sandboxed = sandboxed
+        # Where hooks run and the files they may run; until bound, a matching hook denies.
+        self.hook_guard: HookGuard | None = None
 
     @classmethod
     def from_config(cls, data: Mapping[str, Any], *, sandboxed: bool = True) -> PolicyEngine:
@@ -132,6 +135,14 @@ class PolicyEngine:
         hooks = [HookSpec(h.event, h.matcher, h.command, h.timeout) for h in cfg.hooks]
         return cls(rules, hooks, cfg.approval_mode, sandboxed=sandboxed)
 
+    def bind_hooks(self, guard: HookGuard) -> None:
+        """Run hooks in `guard.project_dir`, refusing any whose files are not as pinned."""
+        self.hook_guard = guard
+
+    def pin_hooks(self, project_dir: Path) -> None:
+        """Bind hooks to `project_dir`, pinning their files as they are now (no session)."""
+        self.bind_hooks(HookGuard.pin_now((h.command for h in self.hooks), project_dir))
+
     # -- deciding ------------------------------------------------------------------------
 
     def decide(self, name: str, tier: Tier, args: dict[str, Any], tainted: bool, cwd: Path,
@@ -148,7 +159,8 @@ class PolicyEngine:
         rule = self.rules.first_deny(target)
         if rule:
             return Decision("deny", rule.text, f"matches the deny rule {rule.text}", "rules")
-        verdict = run_hooks(self.hooks, "pre_tool", name, args, session_id, cwd)
+        verdict = run_hooks(self.hooks, "pre_tool", name, args, session_id, cwd,
+                            guard=self.hook_guard)
         if verdict.action == "deny":
             return Decision("deny", verdict.hook, verdict.reason, "hook")
         if verdict.action == "ask":
@@ -216,8 +228,8 @@ class PolicyEngine:
         if _reads_secret(name, args, cwd):
             flags.append("secret_read")
         text = out.text
-        verdict = run_hooks(self.hooks, "post_tool", name, args, session_id, cwd, text) \
-            if output else None
+        verdict = run_hooks(self.hooks, "post_tool", name, args, session_id, cwd, text,
+                            guard=self.hook_guard) if output else None
         if verdict is not None and verdict.action == "deny":
             flags.append("post_hook_blocked")
             text = f"[output withheld by a post-tool hook: {verdict.reason}]"

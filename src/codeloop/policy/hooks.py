@@ -6,6 +6,11 @@ exit 0 proceeds (stdout may hold `{"decision": ...}` or
 `{"hookSpecificOutput": {"permissionDecision": "allow"|"deny"|"ask", ...}}`), exit 2 blocks
 with stderr as the reason. Unlike Claude Code, any other failure — another exit code, a
 timeout, stdout that is not such JSON — is a deny: a broken guard must not open the gate.
+
+Hooks run on the host, as the user, so they run in the user's own repository
+(`CODELOOP_PROJECT_DIR`), never in the session's workspace that the model and sandboxed
+commands write; the payload's `cwd` still says where the tool ran. A `HookGuard`
+(hook_pins.py) refuses a hook whose files changed since the session started.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from codeloop.policy.hook_pins import HookGuard
 from codeloop.policy.rules import PolicyConfigError
 
 HookEvent = Literal["pre_tool", "post_tool"]
@@ -105,15 +111,20 @@ def hook_payload(event: HookEvent, name: str, args: dict[str, Any], session_id: 
     return payload
 
 
-def run_hook(spec: HookSpec, payload: dict[str, Any], cwd: Path) -> HookVerdict:
-    """Run one hook and read its answer; every failure is a deny."""
+def run_hook(spec: HookSpec, payload: dict[str, Any], guard: HookGuard) -> HookVerdict:
+    """Run one hook in the user's repository and read its answer; every failure is a deny,
+    and so is a hook whose files are not as they were when the session started."""
+    refusal = guard.refusal(spec.command)
+    if refusal:
+        return HookVerdict("deny", refusal, spec.command)
+    project = guard.project_dir
     env = dict(os.environ)
-    env["CLAUDE_PROJECT_DIR"] = env["CODELOOP_PROJECT_DIR"] = str(cwd)
+    env["CLAUDE_PROJECT_DIR"] = env["CODELOOP_PROJECT_DIR"] = env["PWD"] = str(project)
     env["CODELOOP_SESSION_ID"] = str(payload.get("session_id", ""))
     data = json.dumps(payload, default=str).encode()
     try:
         proc = subprocess.Popen(
-            spec.command, shell=True, cwd=cwd, env=env, start_new_session=True,
+            spec.command, shell=True, cwd=project, env=env, start_new_session=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
     except OSError as exc:
@@ -183,15 +194,22 @@ def _parse_answer(out: bytes, hook: str) -> HookVerdict:
 
 
 def run_hooks(hooks: list[HookSpec], event: HookEvent, name: str, args: dict[str, Any],
-              session_id: str, cwd: Path, output: str | None = None) -> HookVerdict:
-    """Run every matching hook in order: the first deny wins, then ask, then allow."""
+              session_id: str, cwd: Path, output: str | None = None, *,
+              guard: HookGuard | None) -> HookVerdict:
+    """Run every matching hook in order: the first deny wins, then ask, then allow.
+
+    `cwd` is where the tool ran (for the payload); the hooks run where `guard` says. Without
+    a guard no hook runs: the call is denied (fail closed)."""
     matching = [h for h in hooks if h.event == event and h.matches(name)]
     if not matching:
         return HookVerdict(None)
+    if guard is None:
+        return HookVerdict("deny", "hooks are configured but not pinned to your repository "
+                           "(a codeloop bug: report it)", matching[0].command)
     payload = hook_payload(event, name, args, session_id, cwd, output)
     verdicts: list[HookVerdict] = []
     for spec in matching:
-        verdict = run_hook(spec, payload, cwd)
+        verdict = run_hook(spec, payload, guard)
         if verdict.action == "deny":
             return verdict
         verdicts.append(verdict)

@@ -11,12 +11,15 @@ from codeloop.events import (
     ApprovalRequested,
     Event,
     PolicyDecided,
+    SessionStarted,
     ToolCallData,
 )
 from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.hook_pins import HookGuard
 from codeloop.session.state import SessionState
 from codeloop.tools.base import Observation
 from codeloop.tools.registry import Validated
+from codeloop.workspace.base import Workspace
 
 Approver = Callable[[ApprovalRequested, ToolCallData], ApprovalGiven | None]
 
@@ -39,6 +42,15 @@ def ask_human(request: ApprovalRequested, call: ToolCallData, state: SessionStat
     if answer is not None:
         emit(answer)
     return answer
+
+
+def session_hook_guard(started: SessionStarted, workspace: Workspace) -> HookGuard:
+    """Hooks run in the user's repository with the files pinned in the start event; the
+    session's workspace view and state directory are written by the model and sandboxed
+    commands, so nothing there may run as a hook."""
+    state_dir = getattr(workspace, "state_dir", None)  # layered workspaces only
+    forbidden = [workspace.path, *([state_dir] if isinstance(state_dir, Path) else [])]
+    return HookGuard.recorded(workspace.root, started.hook_files, forbidden)
 
 
 class Gatekeeper:

@@ -59,7 +59,7 @@ from codeloop.planner.model import Plan
 from codeloop.planner.render import render_plan
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.redact import Redactor
-from codeloop.session.authorise import Approver, Gatekeeper
+from codeloop.session.authorise import Approver, Gatekeeper, session_hook_guard
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
 from codeloop.session.observe import screen
@@ -184,6 +184,8 @@ class Runner:
             raise ModelError(f"session {self.session_id} has no start event")
         if self.state.is_over:
             return self.state
+        if self.policy is not None:
+            self.policy.bind_hooks(session_hook_guard(self.state.started, self.ctx.workspace))
         if self.gate is not None:
             self.gate.remember(self.state.approvals.values())
         if self.finish_gate is not None:

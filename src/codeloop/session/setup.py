@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from codeloop.memory.instructions import (
     user_instructions,
 )
 from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.hook_pins import pin_hook_files
 from codeloop.policy.redact import Redactor
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.docker_backend import DockerSandbox
@@ -37,6 +37,7 @@ from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.visibility import READ_DENIED
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.factory import open_workspace
+from codeloop.workspace.safe_git import GitError, git_text
 
 
 class RepositoryError(CodeloopError):
@@ -62,10 +63,10 @@ def check_repo(repo: Path) -> Path:
 
 
 def git_head(repo: Path) -> str | None:
-    proc = subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-         "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=False,
-    )
+    try:
+        proc = git_text(["rev-parse", "HEAD"], repo, check=False)
+    except GitError:
+        return None
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
@@ -95,6 +96,8 @@ def start_session(
         raise CodeloopError("the task is empty", "say what you want done, in quotes")
     repo = check_repo(repo)
     registry = registry or default_registry()
+    # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
+    hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or uuid.uuid4().hex[:12]
     prompt = system_prompt(instructions_for(repo), session_redactor(settings))
     store.create(sid, owner=owner)
@@ -106,6 +109,7 @@ def start_session(
         base_commit=git_head(repo),
         repo_map=session_repo_map(repo, task, repo_map_tokens(
             settings.context_window, settings.max_output_tokens, settings.repo_map_tokens)),
+        hook_files=hook_files,
     )])
     return sid
 

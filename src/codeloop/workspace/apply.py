@@ -16,6 +16,7 @@ from pathlib import Path
 
 from codeloop.workspace import fsops
 from codeloop.workspace.changes import RawChange, Side, has_git_component, side_at
+from codeloop.workspace.embedded import embedded_repositories
 from codeloop.workspace.errors import ApplyFailed, NoCheckpoint, UnsafePath
 from codeloop.workspace.manifest import Manifest
 
@@ -33,11 +34,13 @@ def _symlink_escapes(root: Path, rel: str, target: str) -> bool:
     return resolved != base and not resolved.startswith(base + os.sep)
 
 
-def judge(raw: list[RawChange], manifest: Manifest, root: Path, root_fd: int) -> Verdict:
+def judge(raw: list[RawChange], manifest: Manifest, root: Path, root_fd: int,
+          merged_fd: int) -> Verdict:
     """Which changes may not be applied (refused) and which the user changed meanwhile."""
     verdict = Verdict([], {})
+    hidden_repos = embedded_repositories(raw, merged_fd)
     for ch in raw:
-        reason = _refusal(ch, root)
+        reason = _refusal(ch, root) or hidden_repos.get(ch.rel, "")
         if reason:
             verdict.refused[ch.rel] = reason
             continue

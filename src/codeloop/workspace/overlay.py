@@ -185,7 +185,7 @@ class OverlayWorkspace:
             result = ApplyResult()
             if not raw:
                 return result
-            verdict = judge(raw, self._manifest, self._root, rfd)
+            verdict = judge(raw, self._manifest, self._root, rfd, mfd)
             if verdict.conflicts or verdict.refused:
                 result.conflicts, result.refused = verdict.conflicts, verdict.refused
                 return result

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.config import Settings
-from codeloop.eval.swebench.checkout import SAFE_GIT
+from codeloop.eval.swebench.checkout import git
 from codeloop.eval.swebench.envs import (
     REINSTALL_TIMEOUT_S,
     TaskEnv,
@@ -154,8 +153,7 @@ def undo_generated(workspace: Workspace, repo: Path) -> list[str]:
 
 
 def _ignored(path: str, repo: Path) -> bool:
-    return subprocess.run([*SAFE_GIT, "check-ignore", "-q", "--no-index", path], cwd=repo,
-                          capture_output=True, check=False).returncode == 0
+    return git("check-ignore", "-q", "--no-index", path, cwd=repo, check=False).returncode == 0
 
 
 def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_dir: Path,

@@ -13,12 +13,7 @@ from pathlib import Path
 
 from codeloop.errors import CodeloopError
 from codeloop.index.registry import discard_index
-
-# Git run by codeloop on the host never runs repository-provided hooks or helpers (SECURITY.md 11).
-SAFE_GIT = (
-    "git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-    "-c", "protocol.ext.allow=never", "-c", "advice.detachedHead=false",
-)
+from codeloop.workspace.safe_git import GitError, git_text
 
 
 class CheckoutError(CodeloopError):
@@ -29,11 +24,15 @@ class PatchFailed(CodeloopError):
     """A patch did not apply to the checkout."""
 
 
-def git(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run git with the safety settings; raise CheckoutError with git's message on failure."""
-    proc = subprocess.run(
-        [*SAFE_GIT, *args], cwd=cwd, capture_output=True, text=True, check=False,
-    )
+def git(*args: str, cwd: Path | None = None, git_dir: Path | None = None, check: bool = True,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run git through safe_git (no repository-provided programs, SECURITY.md 11 and 43);
+    raise CheckoutError with git's message on failure."""
+    try:
+        proc = git_text(["-c", "advice.detachedHead=false", *args], cwd, git_dir=git_dir,
+                        check=False, input=input)
+    except GitError as exc:
+        raise CheckoutError(exc.message, exc.hint) from exc
     if check and proc.returncode != 0:
         raise CheckoutError(
             f"git {' '.join(args[:3])} failed: {proc.stderr.strip()[:500]}",
@@ -121,7 +120,7 @@ def task_checkout(mirror: Path, commit: str, home: Path, scratch: Path) -> Itera
 def missing_files(mirror: Path, commit: str) -> list[str]:
     """Files of `commit` whose content the mirror lacks (a snapshot may leave out its largest
     objects); `git checkout` skips them with only a message, so a checkout lacks them too."""
-    tree = git("--git-dir", str(mirror), "ls-tree", "-r", "--full-tree", commit, check=False)
+    tree = git("ls-tree", "-r", "--full-tree", commit, git_dir=mirror, check=False)
     blobs: list[tuple[str, str]] = []
     for line in tree.stdout.splitlines():
         meta, _, path = line.partition("\t")
@@ -130,10 +129,8 @@ def missing_files(mirror: Path, commit: str) -> list[str]:
             blobs.append((fields[2], path))
     if not blobs:
         return []
-    checked = subprocess.run(
-        [*SAFE_GIT, "--git-dir", str(mirror), "cat-file", "--batch-check"],
-        input="".join(f"{sha}\n" for sha, _ in blobs), capture_output=True, text=True, check=False,
-    ).stdout.splitlines()
+    checked = git("cat-file", "--batch-check", git_dir=mirror, check=False,
+                  input="".join(f"{sha}\n" for sha, _ in blobs)).stdout.splitlines()
     return [path for (_, path), line in zip(blobs, checked, strict=False) if line.endswith(" missing")]
 
 
@@ -142,10 +139,7 @@ def apply_patch(repo: Path, patch: str, label: str) -> None:
     if not patch.strip():
         return
     data = patch if patch.endswith("\n") else patch + "\n"
-    first = subprocess.run(
-        [*SAFE_GIT, "apply", "--whitespace=nowarn", "-"], cwd=repo, input=data,
-        capture_output=True, text=True, check=False,
-    )
+    first = git("apply", "--whitespace=nowarn", "-", cwd=repo, input=data, check=False)
     if first.returncode == 0:
         return
     second = subprocess.run(
@@ -162,4 +156,4 @@ def apply_patch(repo: Path, patch: str, label: str) -> None:
 def working_diff(repo: Path) -> str:
     """The diff of the checkout's working tree against its commit, new files included."""
     git("add", "--all", "--intent-to-add", cwd=repo)
-    return git("diff", "--no-color", "--no-ext-diff", "HEAD", cwd=repo).stdout
+    return git("diff", "--no-color", "HEAD", cwd=repo).stdout

@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import time
 import tomllib
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from codeloop.errors import CodeloopError
-from codeloop.eval.swebench.checkout import SAFE_GIT
+from codeloop.eval.swebench.checkout import git
 from codeloop.eval.swebench.condayml import CondaYamlError, pip_requirements
 from codeloop.eval.swebench.interpreters import Interpreter, find_interpreter
 from codeloop.eval.swebench.procs import ShellResult, run_shell
@@ -432,10 +431,7 @@ def _requirements_at(mirror: Path, commit: str, paths: tuple[str, ...]) -> str:
 
 
 def _show(mirror: Path, commit: str, path: str) -> str | None:
-    proc = subprocess.run(
-        [*SAFE_GIT, "--git-dir", str(mirror), "show", f"{commit}:{path}"],
-        capture_output=True, text=True, check=False,
-    )
+    proc = git("show", f"{commit}:{path}", git_dir=mirror, check=False)
     return proc.stdout if proc.returncode == 0 else None
 
 
