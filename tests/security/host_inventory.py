@@ -38,13 +38,13 @@ _MODULE_CALLS: dict[str, frozenset[str]] = {
     "zipfile": frozenset({"ZipFile"}),
 }
 # shutil is all paths, but for these two, which name no path of ours.
-_SHUTIL_EXEMPT = frozenset({"which", "get_terminal_size"})
+_SHUTIL_EXEMPT = frozenset({"which", "get_terminal_size", "ignore_patterns"})
 # Methods of pathlib.Path (and os.DirEntry) that touch the file system.
 _PATH_METHODS = frozenset({
     "read_text", "read_bytes", "write_text", "write_bytes", "open", "stat", "lstat", "exists",
     "is_file", "is_dir", "is_symlink", "is_mount", "iterdir", "glob", "rglob", "unlink",
     "mkdir", "rmdir", "chmod", "lchmod", "touch", "symlink_to", "hardlink_to", "readlink",
-    "rename", "replace", "samefile", "owner", "group"})
+    "rename", "replace", "samefile"})
 # `str.replace(a, b)` and `dataclasses.replace(obj, **changes)` are not Path.replace(target).
 _ONE_ARG_METHODS = frozenset({"rename", "replace"})
 _SAFE_TYPE = "SafeRoot"
@@ -91,6 +91,17 @@ class _SafeNames:
     locals: dict[str, set[str]]
 
 
+def _pairs(targets: list[ast.expr], value: ast.expr | None
+           ) -> Iterator[tuple[ast.expr, ast.expr | None]]:
+    """(target, value) of an assignment, element by element for `a, b = x, y`."""
+    for target in targets:
+        if (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                and len(target.elts) == len(value.elts)):
+            yield from zip(target.elts, value.elts, strict=True)
+        else:
+            yield target, value
+
+
 def _collect_safe_names(trees: dict[str, ast.Module]) -> _SafeNames:
     found = _SafeNames(set(), set(), {})
     for module, tree in trees.items():
@@ -106,15 +117,15 @@ def _collect_safe_names(trees: dict[str, ast.Module]) -> _SafeNames:
             elif isinstance(node, ast.Assign | ast.AnnAssign):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 typed = isinstance(node, ast.AnnAssign) and _names_safe_type(node.annotation)
-                if typed or (node.value is not None and _is_safe_call(node.value)):
-                    for target in targets:
+                for target, value in _pairs(targets, node.value):
+                    if typed or (value is not None and _is_safe_call(value)):
                         if isinstance(target, ast.Name):
                             local.add(target.id)
                         elif isinstance(target, ast.Attribute):
                             found.attrs.add(target.attr)
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                if _is_safe_call(node.context_expr) and isinstance(node.optional_vars, ast.Name):
-                    local.add(node.optional_vars.id)
+            elif (isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name)
+                  and _is_safe_call(node.context_expr)):
+                local.add(node.optional_vars.id)
     return found
 
 
@@ -186,7 +197,8 @@ class _Visitor(ast.NodeVisitor):
         if _is_safe_call(receiver):
             return True
         if isinstance(receiver, ast.Name):
-            return receiver.id in self.local_safe
+            in_class = _SAFE_TYPE in self.stack and receiver.id == "self"
+            return in_class or receiver.id in self.local_safe
         if isinstance(receiver, ast.Attribute):
             return receiver.attr in self.safe.attrs
         if isinstance(receiver, ast.Call):
@@ -213,7 +225,3 @@ def scan_tree(package: Path) -> set[Site]:
         visitor.visit(tree)
         sites |= visitor.sites
     return sites
-
-
-def iter_modules(sites: set[Site]) -> Iterator[str]:
-    yield from sorted({s.module for s in sites})

@@ -14,6 +14,7 @@ from rich.syntax import Syntax
 from codeloop.config import data_dir, ignored_project_keys, project_config_path
 from codeloop.errors import ConfigError
 from codeloop.project_trust import is_trusted, revoke, trust
+from codeloop.workspace.hostfs import SafeRoot
 
 
 def notice_untrusted(repo: Path, console: Console) -> None:
@@ -43,14 +44,15 @@ def register(app: typer.Typer) -> None:
             removed = revoke(repo, data)
             _report(console, json_out, repo, "revoked" if removed else "was not trusted")
             return
-        if not config.is_file():
+        tree = SafeRoot(repo)  # the file in the repository, never a link's target
+        if not tree.is_file(config):
             raise ConfigError(f"{config} does not exist", "nothing to trust in this repository")
         if is_trusted(repo, config, data):
             _report(console, json_out, repo, "already trusted")
             return
         ignored = ignored_project_keys(repo)
         if not yes:
-            console.print(Syntax(config.read_text(errors="replace"), "toml"))
+            console.print(Syntax(tree.read_text(config), "toml"))
             console.print(f"Trusting applies: {', '.join(ignored) or '(nothing it tightens only)'}")
             if not typer.confirm("Trust this file as it is now?", default=False):
                 _report(console, json_out, repo, "not trusted")
