@@ -10,6 +10,7 @@ the files it should (so the check could fail).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -147,10 +148,18 @@ def test_ripgrep_never_follows_a_planted_link(scene: Scene, monkeypatch: pytest.
     config = tmp_path / "ripgreprc"
     config.write_text("--follow\n")
     monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(config))
-    scene.plant(f"ln -s {scene.secret} leak.txt && ln -s {scene.outside} outdir")
-    found = GrepTool().run(GrepArgs(pattern="SECRET-"), scene.ctx())
+    scene.plant(f"ln -s {scene.secret} leak.txt && ln -s {scene.outside} outdir && "
+                "ln -s src insrc")
+    tool, ctx = GrepTool(), scene.ctx()
+    found = tool.run(GrepArgs(pattern="SECRET-"), ctx)
     assert found.ok and "control.txt:1:SECRET-control" in found.output
     assert scene.token not in found.output
+    # ripgrep follows a link named on its command line: such a path never reaches it.
+    for path in ("leak.txt", "outdir", "outdir/secret.txt"):
+        refused = tool.run(GrepArgs(pattern="SECRET-", path=path), ctx)
+        assert not refused.ok and scene.token not in refused.render()
+    inside = tool.run(GrepArgs(pattern="def main", path="insrc"), ctx)  # a link inside
+    assert inside.ok and "src/app.py:1:def main" in inside.output
 
 
 # --- the index behind search_code ------------------------------------------------------------
@@ -269,11 +278,14 @@ def test_pristine_copy_leaves_a_file_behind_a_linked_parent_alone(scene: Scene) 
     scene.plant(f"rm -rf src && ln -s {scene.outside} src")
     changed = scene.ws.changed_files()
     assert "src/app.py" in changed
+    stash = scene.ws.path / ".codeloop-verify"
     with original_tree(scene.ws.path, changed, lambda r: b"ORIGINAL\n"):
         assert (scene.outside / "app.py").read_text().startswith(scene.token)
         assert os.readlink(scene.ws.path / "src") == str(scene.outside)
-    stash = scene.ws.path / ".codeloop-verify"
-    assert not stash.exists(), "the stash must not hold what lies behind a link"
+        saved = json.loads((stash / "stash.json").read_text())
+        assert all(v is None or scene.token.encode() not in base64.b64decode(v)
+                   for v in saved.values()), "the stash holds what lies behind a link"
+    assert not stash.exists()
 
 
 def test_pristine_copy_never_writes_through_a_hard_link(tmp_path: Path, caps: Capabilities
