@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codeloop.errors import ConfigError
 from codeloop.project_trust import Screened, is_trusted, screen
+from codeloop.workspace.hostfs import SafeRoot
 
 
 class Budgets(BaseModel):
@@ -130,6 +131,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}", "fix the TOML syntax in that file") from exc
 
 
+def _read_project_toml(repo: Path, path: Path) -> dict[str, Any]:
+    """The repository's config file, read with no link followed (a link there is no file)."""
+    try:
+        data = SafeRoot(repo).read_if_file(path)
+        return {} if data is None else tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", "fix the TOML syntax in that file") from exc
+
+
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
@@ -187,7 +197,7 @@ def project_layer(repo: Path, user: dict[str, Any], env: dict[str, str] | None =
                   ) -> Screened:
     """The repository's config file as far as it may apply, and what was left out."""
     path = project_config_path(repo)
-    raw = _read_toml(path)
+    raw = _read_project_toml(repo, path)
     if not raw or is_trusted(repo, path, data_dir(env)):
         return Screened(raw)
     return screen(raw, _merge(Settings().model_dump(), user))

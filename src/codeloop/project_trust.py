@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.private_paths import private_dir
+from codeloop.workspace.hostfs import SafeRoot
 
 # Keys an untrusted project may set freely: none of them widens what the agent may do.
 _FREE_KEYS = frozenset({"tool_protocol"})
@@ -54,11 +55,14 @@ def trust_file(data: Path) -> Path:
     return data / "trusted-projects.json"
 
 
-def config_digest(config: Path) -> str | None:
+def config_digest(repo: Path, config: Path) -> str | None:
+    """The hash of the config file `config` in `repo`; None when it is absent or a link
+    (never followed: the file trusted is the file in the repository)."""
     try:
-        return hashlib.sha256(config.read_bytes()).hexdigest()
+        data = SafeRoot(repo).read_if_file(config)
     except OSError:
         return None
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _load(data: Path) -> dict[str, str]:
@@ -80,13 +84,13 @@ def _save(data: Path, entries: dict[str, str]) -> None:
 
 
 def is_trusted(repo: Path, config: Path, data: Path) -> bool:
-    digest = config_digest(config)
+    digest = config_digest(repo, config)
     return digest is not None and _load(data).get(str(repo.resolve())) == digest
 
 
 def trust(repo: Path, config: Path, data: Path) -> str:
     """Trust the config file as it is now; returns its digest."""
-    digest = config_digest(config)
+    digest = config_digest(repo, config)
     if digest is None:
         raise FileNotFoundError(config)
     entries = _load(data)

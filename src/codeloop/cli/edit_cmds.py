@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -11,31 +10,36 @@ import typer
 from rich.table import Table
 
 from codeloop.cli.safe_text import shown_path, terminal_console
-from codeloop.edit.apply import FileChange, plan
+from codeloop.edit.apply import FileChange, Reader, plan
 from codeloop.edit.formats import detect, parse_patch
 from codeloop.errors import CodeloopError
-from codeloop.workspace.paths import confine
+from codeloop.workspace.hostfs import SafeRoot
+from codeloop.workspace.paths import confine, relative
 
 
-def _reader(root: Path):  # type: ignore[no-untyped-def]
+# The tree is read and written through `SafeRoot`: a path is confined first (a link inside
+# the tree may name a file inside it), then used with no link followed, so a link leading out
+# is refused and a write replaces a file atomically, never writing through a link.
+def _inside(root: Path, rel: str) -> str:
+    return relative(root, confine(root, rel))
+
+
+def _reader(root: Path) -> Reader:
+    tree = SafeRoot(root)
+
     def read(rel: str) -> bytes | None:
-        target = confine(root, rel)
-        return target.read_bytes() if target.is_file() else None
+        return tree.read_if_file(_inside(root, rel))
 
     return read
 
 
 def _write(root: Path, change: FileChange) -> None:
-    target = confine(root, change.path)
+    tree, rel = SafeRoot(root), _inside(root, change.path)
     if change.after is None:
-        target.unlink()
+        if tree.is_dir(rel) or not tree.remove(rel):
+            raise FileNotFoundError(f"{change.path} is not a file in {root}")
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.codeloop-tmp")
-    tmp.write_bytes(change.after)
-    if target.exists():
-        os.chmod(tmp, target.stat().st_mode)
-    os.replace(tmp, target)
+    tree.write_bytes(rel, change.after)
 
 
 def patch_command(

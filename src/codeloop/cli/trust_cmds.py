@@ -15,6 +15,7 @@ from codeloop.config import data_dir, ignored_project_keys, project_config_path
 from codeloop.errors import ConfigError
 from codeloop.policy.scrub import for_terminal
 from codeloop.project_trust import is_trusted, revoke, trust
+from codeloop.workspace.hostfs import SafeRoot
 
 
 def notice_untrusted(repo: Path, console: Console) -> None:
@@ -44,7 +45,8 @@ def register(app: typer.Typer) -> None:
             removed = revoke(repo, data)
             _report(console, json_out, repo, "revoked" if removed else "was not trusted")
             return
-        if not config.is_file():
+        tree = SafeRoot(repo)  # the file in the repository, never a link's target
+        if not tree.is_file(config):
             raise ConfigError(f"{config} does not exist", "nothing to trust in this repository")
         if is_trusted(repo, config, data):
             _report(console, json_out, repo, "already trusted")
@@ -52,7 +54,7 @@ def register(app: typer.Typer) -> None:
         ignored = ignored_project_keys(repo)
         if not yes:
             # The repository wrote this file: shown escaped to the person deciding to trust it.
-            console.print(Syntax(for_terminal(config.read_text(errors="replace")), "toml"))
+            console.print(Syntax(for_terminal(tree.read_text(config)), "toml"))
             console.print(f"Trusting applies: "
                           f"{markup_safe(', '.join(ignored)) or '(nothing it tightens only)'}")
             if not typer.confirm("Trust this file as it is now?", default=False):

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from codeloop.errors import CodeloopError
 from codeloop.index.analyse import decode
 from codeloop.index.service import RepoIndex
+from codeloop.workspace.errors import UnsafePath
 
 ENV_VAR = "CODELOOP_EMBEDDINGS"
 _CHUNK_CHARS = 2_000  # the model reads at most 512 tokens; longer text only costs time
@@ -78,8 +79,8 @@ _lock = threading.Lock()
 
 def _chunk_texts(index: RepoIndex, path: str, spans: list[tuple[int, int]]) -> list[str]:
     try:
-        lines = decode((index.root / path).read_bytes()).splitlines()
-    except OSError:
+        lines = decode(index.fs.read_bytes(path)).splitlines()
+    except (OSError, UnsafePath):
         return []
     return [(path + "\n" + "\n".join(lines[s - 1:e]))[:_CHUNK_CHARS] for s, e in spans]
 

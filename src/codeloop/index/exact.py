@@ -11,6 +11,8 @@ from pathlib import Path
 
 from codeloop.errors import CodeloopError
 from codeloop.index.walker import MAX_FILE_BYTES, is_indexable_content, walk
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import SafeRoot
 
 _TIMEOUT_S = 20.0
 
@@ -46,7 +48,10 @@ def _compile(pattern: str, regex: bool, ignore_case: bool) -> re.Pattern[str]:
 
 def _ripgrep(rg: str, root: Path, pattern: str, regex: bool, ignore_case: bool,
              limit: int) -> list[LineMatch]:
-    args = [rg, "--json", "--no-config", "--max-filesize", str(MAX_FILE_BYTES), "--sort", "path"]
+    # --no-follow: never a link's target (ripgrep's default, pinned against a config or
+    # alias that adds -L); the one path argument is the root itself, which is trusted.
+    args = [rg, "--json", "--no-config", "--no-follow", "--max-filesize", str(MAX_FILE_BYTES),
+            "--sort", "path"]
     args += ["-i"] if ignore_case else []
     args += [] if regex else ["-F"]
     args += ["-e", pattern, "--", "."]
@@ -75,11 +80,12 @@ def _python_grep(root: Path, pattern: str, regex: bool, ignore_case: bool,
                  limit: int) -> list[LineMatch]:
     compiled = _compile(pattern, regex, ignore_case)
     out: list[LineMatch] = []
+    tree = SafeRoot(root)
     for entry in walk(root):
         try:
-            data = (root / entry.rel).read_bytes()
-        except OSError:
-            continue
+            data = tree.read_bytes(entry.rel, MAX_FILE_BYTES)
+        except (OSError, UnsafePath):
+            continue  # gone, or swapped for a link since the walk: never followed
         if not is_indexable_content(data):
             continue
         for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):

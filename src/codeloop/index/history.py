@@ -9,6 +9,7 @@ this); the counts favoured hub files.
 from __future__ import annotations
 
 import math
+import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ import numpy as np
 
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
 from codeloop.index.terms import query_terms, terms
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import SafeRoot
 from codeloop.workspace.safe_git import GitError, git_text
 
 RECENT_COMMITS = 3000
@@ -88,23 +91,28 @@ class CommitSearch:
 
 
 def git_head(root: Path) -> str | None:
-    """The commit (or ref text) git's HEAD points at, read from files, not a subprocess."""
-    git = root / ".git"
+    """The commit (or ref text) git's HEAD points at, read from files, not a subprocess.
+
+    Read through `SafeRoot`, no link followed. A worktree's `.git` file names its git
+    directory elsewhere; that is read the same way, for this opaque key only."""
     try:
-        if git.is_file():
-            target = git.read_text().strip().removeprefix("gitdir:").strip()
-            git = (root / target).resolve()
-        head = (git / "HEAD").read_text().strip()
+        tree, base = SafeRoot(root), ".git/"
+        if tree.is_file(".git"):
+            target = tree.read_text(".git").strip().removeprefix("gitdir:").strip()
+            tree, base = SafeRoot((root / target).resolve()), ""
+        head = tree.read_text(base + "HEAD").strip()
         if not head.startswith("ref:"):
             return head
         ref = head[4:].strip()
-        ref_file = git / ref
-        if not ref_file.exists() and (git / "commondir").exists():
-            ref_file = (git / (git / "commondir").read_text().strip() / ref).resolve()
-        if ref_file.exists():
-            return f"{ref}@{ref_file.read_text().strip()}"
-        return f"{ref}@{ref_file.parent.stat().st_mtime_ns}"
-    except OSError:
+        if not tree.exists(base + ref) and tree.is_file(base + "commondir"):
+            common = tree.read_text(base + "commondir").strip()
+            tree, base = SafeRoot((tree.root / base / common).resolve()), ""
+        data = tree.read_if_file(base + ref)
+        if data is not None:
+            return f"{ref}@{data.decode('utf-8', 'replace').strip()}"
+        folder = tree.lstat(posixpath.dirname(base + ref))
+        return None if folder is None else f"{ref}@{folder.st_mtime_ns}"
+    except (OSError, UnsafePath):
         return None
 
 

@@ -12,6 +12,7 @@ query is run again.
 
 from __future__ import annotations
 
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +28,8 @@ from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.term_indexes import TermIndexes
 from codeloop.index.terms import query_terms
 from codeloop.index.walker import MAX_FILE_BYTES, WalkedFile, is_ignored, skipped_by_name, walk
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import SafeRoot
 
 SWEEP_INTERVAL_S = 5.0
 # Lines of recently read files kept split (~5 MB): the context builder reads the same large
@@ -44,6 +47,8 @@ class RepoIndex:
                  sweep_interval: float = SWEEP_INTERVAL_S, background_sweeps: bool = False,
                  seed: Path | None = None) -> None:
         self.root = root.resolve()
+        # Every read of the tree goes through here: a link in it is never followed.
+        self.fs = SafeRoot(self.root)
         self.background_sweeps = background_sweeps
         self._sweeper: threading.Thread | None = None
         self.dir = store.index_dir(self.root, cache)
@@ -145,13 +150,13 @@ class RepoIndex:
 
     def _refresh_file(self, rel: str, old_hash: str | None) -> str:
         """Bring one file's rows up to date; returns "added", "changed", "same" or "removed"."""
-        path = self.root / rel
         try:
-            st = path.stat()
-            if st.st_size > MAX_FILE_BYTES or skipped_by_name(rel) or not path.is_file():
+            st = self.fs.lstat(rel)
+            if (st is None or not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES
+                    or skipped_by_name(rel)):
                 raise FileNotFoundError(rel)
-            data = path.read_bytes()
-        except OSError:
+            data = self.fs.read_bytes(rel, MAX_FILE_BYTES + 1)
+        except (OSError, UnsafePath):
             if old_hash is not None:
                 self._drop(rel)
             return "removed"
@@ -209,8 +214,8 @@ class RepoIndex:
         """(fresh, lines): whether the indexed hash still matches the file, and its lines."""
         row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
         try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
+            data = self.fs.read_bytes(rel)
+        except (OSError, UnsafePath):
             return False, []
         digest = store.content_hash(data)
         return row is not None and digest == row[0], self._split(rel, digest, data)

@@ -19,6 +19,8 @@ from codeloop.index.analyse import chunk_terms, decode
 from codeloop.index.chunks import Chunk
 from codeloop.index.lexical import LexicalBuilder, LexicalIndex
 from codeloop.index.terms import path_terms, split_identifier, terms
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import SafeRoot
 
 
 class TermIndexes:
@@ -26,6 +28,7 @@ class TermIndexes:
 
     def __init__(self, root: Path, directory: Path, db: sqlite3.Connection) -> None:
         self.root, self.dir, self.db = root, directory, db
+        self.tree = SafeRoot(root)
         self.chunks = LexicalIndex()
         self.files = LexicalIndex()
         self._bulk: tuple[LexicalBuilder, LexicalBuilder] | None = None
@@ -135,8 +138,8 @@ class TermIndexes:
         """Per file: (chunk key, terms) for each chunk, then (path, file terms)."""
         for path, chunks in by_path.items():
             try:
-                lines = decode((self.root / path).read_bytes()).splitlines()
-            except OSError:
+                lines = decode(self.tree.read_bytes(path)).splitlines()
+            except (OSError, UnsafePath):
                 continue
             prefix = path_terms(path)
             docs = [(key, chunk_terms(path, lines, c, prefix)) for key, c in chunks]

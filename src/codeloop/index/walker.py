@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+
+from codeloop.workspace.hostfs import Entry, SafeRoot
 
 MAX_FILE_BYTES = 1_000_000
 _SNIFF_BYTES = 8192
@@ -42,12 +43,22 @@ class WalkedFile:
     mtime_ns: int
 
 
-def _load_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
+Specs = list[tuple[str, pathspec.GitIgnoreSpec]]
+
+
+def _load_spec(tree: SafeRoot, rel: str) -> pathspec.GitIgnoreSpec | None:
+    """An ignore file's patterns; a link in its place (or on the way) is no ignore file."""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        data = tree.read_if_file(rel)
     except OSError:
         return None
+    lines = data.decode("utf-8", "replace").splitlines() if data else []
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _base_specs(tree: SafeRoot) -> Specs:
+    exclude = _load_spec(tree, ".git/info/exclude")
+    return [("", exclude)] if exclude is not None else []
 
 
 def skipped_by_name(rel: str) -> bool:
@@ -72,12 +83,35 @@ def is_indexable_content(data: bytes) -> bool:
 
 
 def walk(root: Path) -> Iterator[WalkedFile]:
-    """Every candidate file under `root`, in a stable order; .gitignore'd paths are left out."""
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-    exclude = _load_spec(root / ".git" / "info" / "exclude")
-    if exclude is not None:
-        specs.append(("", exclude))
-    yield from _walk_dir(root, "", specs)
+    """Every candidate file under `root`, in a stable order; .gitignore'd paths are left out.
+
+    Read through `SafeRoot`: symlinks are neither followed nor listed, and a directory swapped
+    for a link while the walk runs is not entered."""
+    tree = SafeRoot(root)
+    specs_of: dict[str, Specs] = {"": _with_local(tree, "", _base_specs(tree))}
+
+    def skip_dir(entry: Entry) -> bool:
+        active = specs_of[entry.rel.rpartition("/")[0]]
+        if entry.name in SKIP_DIRS or _ignored(entry.rel, True, active):
+            return True
+        specs_of[entry.rel] = _with_local(tree, entry.rel + "/", active)
+        return False
+
+    try:
+        for entry in tree.walk(skip_dir=skip_dir):
+            rel, st = entry.rel, entry.st
+            if (not entry.is_file or st.st_size > MAX_FILE_BYTES or skipped_by_name(rel)
+                    or _ignored(rel, False, specs_of[rel.rpartition("/")[0]])):
+                continue
+            yield WalkedFile(rel, st.st_size, st.st_mtime_ns)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+
+
+def _with_local(tree: SafeRoot, prefix: str, specs: Specs) -> Specs:
+    """`specs` and the .gitignore of the directory `prefix` ("" or ending in "/")."""
+    local = _load_spec(tree, prefix + ".gitignore")
+    return [*specs, (prefix, local)] if local is not None else specs
 
 
 def is_ignored(root: Path, rel: str) -> bool:
@@ -85,51 +119,19 @@ def is_ignored(root: Path, rel: str) -> bool:
     parts = rel.split("/")
     if any(part in SKIP_DIRS for part in parts[:-1]) or skipped_by_name(rel):
         return True
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-    exclude = _load_spec(root / ".git" / "info" / "exclude")
-    if exclude is not None:
-        specs.append(("", exclude))
+    tree = SafeRoot(root)
+    specs = _base_specs(tree)
     for depth in range(len(parts)):
         prefix = "/".join(parts[:depth]) + "/" if depth else ""
-        spec = _load_spec(root / prefix / ".gitignore")
-        if spec is not None:
-            specs.append((prefix, spec))
+        specs = _with_local(tree, prefix, specs)
         if depth and _ignored(prefix.rstrip("/"), True, specs):
             return True
     return _ignored(rel, False, specs)
 
 
-def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:
+def _ignored(rel: str, is_dir: bool, specs: Specs) -> bool:
     for base, spec in specs:
         sub = rel[len(base):] if base else rel
         if spec.match_file(sub + "/" if is_dir else sub):
             return True
     return False
-
-
-def _walk_dir(root: Path, prefix: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]]
-              ) -> Iterator[WalkedFile]:
-    directory = root / prefix if prefix else root
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return
-    local = _load_spec(directory / ".gitignore")
-    active = [*specs, (prefix, local)] if local is not None else specs
-    for entry in entries:
-        rel = prefix + entry.name
-        try:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir():
-                if entry.name in SKIP_DIRS or _ignored(rel, True, active):
-                    continue
-                yield from _walk_dir(root, rel + "/", active)
-            elif entry.is_file():
-                if skipped_by_name(rel) or _ignored(rel, False, active):
-                    continue
-                st = entry.stat()
-                if st.st_size <= MAX_FILE_BYTES:
-                    yield WalkedFile(rel, st.st_size, st.st_mtime_ns)
-        except OSError:
-            continue

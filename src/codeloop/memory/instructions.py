@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.config import user_instructions_path
+from codeloop.workspace.hostfs import SafeRoot
 
 MAX_INSTRUCTION_BYTES = 32_000
 
@@ -22,7 +23,8 @@ class InstructionText:
 
 
 def find_instruction_files(repo: Path, workdir: Path | None = None) -> list[Path]:
-    """AGENTS.md at the root and in each directory down to `workdir`, outermost first."""
+    """AGENTS.md at the root and in each directory down to `workdir`, outermost first; one
+    that is a link, or lies below one, is not an instruction file (never followed)."""
     repo = repo.resolve()
     target = (workdir or repo).resolve()
     if target != repo and repo not in target.parents:
@@ -30,16 +32,21 @@ def find_instruction_files(repo: Path, workdir: Path | None = None) -> list[Path
     chain = [repo]
     for part in target.relative_to(repo).parts:
         chain.append(chain[-1] / part)
-    return [d / "AGENTS.md" for d in chain if (d / "AGENTS.md").is_file()]
+    tree = SafeRoot(repo)
+    return [d / "AGENTS.md" for d in chain if tree.is_file(d / "AGENTS.md")]
 
 
 def repository_instructions(repo: Path, workdir: Path | None = None) -> list[InstructionText]:
-    """The repository's instruction files, size-capped, named by their relative path."""
+    """The repository's instruction files, size-capped, named by their relative path; read
+    with no link followed."""
+    tree = SafeRoot(repo.resolve())
     parts = []
     for path in find_instruction_files(repo, workdir):
-        text = _decode(path.read_bytes())
         rel = path.relative_to(repo.resolve()).as_posix()
-        parts.append(InstructionText(rel, text, trusted=False))
+        data = tree.read_if_file(rel, MAX_INSTRUCTION_BYTES)
+        if data is None:
+            continue  # swapped for a link since it was found: refused
+        parts.append(InstructionText(rel, _decode(data), trusted=False))
     return parts
 
 

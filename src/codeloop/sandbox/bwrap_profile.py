@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeloop.workspace.hostfs import SafeRoot
+
 # Top-level system directories: on merged-/usr systems they are symlinks into /usr.
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Only what programs need to run; never shadow, sudoers, ssh keys or credential helpers.
@@ -132,9 +134,9 @@ def _workspace(mount: WorkspaceMount) -> list[str]:
         args = ["--bind", src, dest]
     else:
         args = ["--ro-bind", src, dest]
-    git = mount.source / ".git"
-    if git.exists() and not git.is_symlink():
-        args += ["--ro-bind", str(git), str(mount.dest / ".git")]
+    view = SafeRoot(mount.source)  # `.git` as it is, never a link's target
+    if view.exists(".git") and not view.is_symlink(".git"):
+        args += ["--ro-bind", str(mount.source / ".git"), str(mount.dest / ".git")]
     return args
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.sandbox.process import run_process
+from codeloop.workspace.hostfs import SafeRoot
 
 DEFAULT_IMAGE = "python:3.11-slim"
 
@@ -57,7 +58,7 @@ def docker_argv(command: str, workspace_path: Path, cwd: Path, limits: Limits, i
         f"--volume={workspace_path}:{workspace_path}:rw",
     ]
     git_dir = workspace_path / ".git"
-    if git_dir.is_dir():
+    if SafeRoot(workspace_path).is_dir(".git"):  # a link there is never bound
         argv.append(f"--volume={git_dir}:{git_dir}:ro")
     for key, value in (env or {}).items():
         argv.append(f"--env={key}={value}")

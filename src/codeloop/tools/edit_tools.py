@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -16,6 +17,7 @@ from codeloop.errors import CodeloopError
 from codeloop.events import FileEdited
 from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
 from codeloop.workspace.diffing import file_diff
+from codeloop.workspace.hostfs import SafeRoot
 from codeloop.workspace.paths import relative
 
 MAX_DIFF_LINES = 80
@@ -129,11 +131,13 @@ def _normalise(op: FileOp, ctx: ToolContext) -> FileOp:
 
 
 def _reader(ctx: ToolContext) -> Reader:
+    view = SafeRoot(ctx.workspace.path)
+
     def read(rel: str) -> bytes | None:
-        target = ctx.workspace.resolve(rel)
-        if not target.exists():
+        st = view.lstat(relative(ctx.workspace.path, ctx.workspace.resolve(rel)))
+        if st is None:
             return None
-        if target.is_dir():
+        if stat.S_ISDIR(st.st_mode):
             raise EditError(f"{rel} is a directory, not a file")
         return ctx.workspace.read(rel)
 

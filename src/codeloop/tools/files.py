@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import posixpath
+import stat
 
 from pydantic import Field
 
 from codeloop.errors import PathOutsideWorkspace
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
 from codeloop.tools.visibility import visible
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import SafeRoot
+from codeloop.workspace.paths import relative
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -38,13 +41,17 @@ class ReadFileTool(Tool):
             path = ctx.workspace.resolve(args.path)
         except PathOutsideWorkspace as exc:
             return Observation(ok=False, error=exc.message)
-        if not path.is_file():
-            kind = "a directory" if path.is_dir() else "not found"
+        st = SafeRoot(ctx.workspace.path).lstat(relative(ctx.workspace.path, path))
+        if st is None or not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if st is not None and stat.S_ISDIR(st.st_mode) else "not found"
             return Observation(ok=False, error=f"{args.path}: {kind}; use list_files to look")
-        if path.stat().st_size > MAX_READ_BYTES:
+        if st.st_size > MAX_READ_BYTES:
             return Observation(ok=False, error=f"{args.path} is over {MAX_READ_BYTES} bytes; "
                                "use grep to find the part you need")
-        data = ctx.workspace.read(args.path)
+        try:
+            data = ctx.workspace.read(args.path)
+        except UnsafePath as exc:  # swapped for a link since the check: never followed
+            return Observation(ok=False, error=exc.message)
         if b"\x00" in data[:8192]:
             return Observation(ok=False, error=f"{args.path} is a binary file")
         lines = data.decode("utf-8", "replace").splitlines()
@@ -80,30 +87,35 @@ class ListFilesTool(Tool):
 
     def run(self, args: ListFilesArgs, ctx: ToolContext) -> Observation:
         try:
-            base = ctx.workspace.resolve(args.path)
+            base = relative(ctx.workspace.path, ctx.workspace.resolve(args.path))
         except PathOutsideWorkspace as exc:
             return Observation(ok=False, error=exc.message)
-        if not base.is_dir():
+        view = SafeRoot(ctx.workspace.path)
+        if not view.is_dir(base):
             return Observation(ok=False, error=f"{args.path} is not a directory")
         entries: list[str] = []
-        base_depth = len(base.parts)
-        for dirpath, dirnames, filenames in os.walk(base):
-            depth = len(dirpath.split(os.sep)) - base_depth
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-            rel = os.path.relpath(dirpath, base)
-            prefix = "" if rel == "." else rel + "/"
-            if depth + 1 >= args.depth:
-                entries.extend(f"{prefix}{d}/" for d in dirnames)
-                dirnames[:] = []
-            entries.extend(f"{prefix}{f}" for f in sorted(filenames))
-            if len(entries) > self.max_entries:
-                break
-        entries = visible(ctx, entries, lambda entry: _repo_relative(ctx, base, entry))
+        self._list(view, "" if base == "." else base, "", args.depth, entries)
+        entries = visible(ctx, entries, lambda entry: posixpath.normpath(
+            posixpath.join(base, entry.rstrip("/"))))
         truncated = len(entries) > self.max_entries
         shown = sorted(entries[: self.max_entries])
         note = f"\n[first {self.max_entries} entries; list a subdirectory for more]" if truncated else ""
         return Observation(ok=True, output="\n".join(shown) + note, truncated=truncated)
 
-
-def _repo_relative(ctx: ToolContext, base: Path, entry: str) -> str:
-    return os.path.relpath(base / entry.rstrip("/"), os.path.realpath(ctx.workspace.path))
+    def _list(self, view: SafeRoot, rel: str, prefix: str, depth: int,
+              entries: list[str]) -> None:
+        """Files (links as themselves, never followed) `depth` levels down; directories at
+        the last level end in "/"."""
+        subdirs = []
+        for entry in view.scandir(rel):
+            if not entry.is_dir:
+                entries.append(prefix + entry.name)
+            elif entry.name not in _SKIP_DIRS:
+                subdirs.append(entry)
+        if depth <= 1:
+            entries.extend(f"{prefix}{d.name}/" for d in subdirs)
+            return
+        for d in subdirs:
+            if len(entries) > self.max_entries:
+                return
+            self._list(view, d.rel, f"{prefix}{d.name}/", depth - 1, entries)

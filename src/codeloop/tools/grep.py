@@ -1,4 +1,9 @@
-"""The grep tool: ripgrep when its binary is installed, a Python scan otherwise."""
+"""The grep tool: ripgrep when its binary is installed, a Python scan otherwise.
+
+Neither follows a link: ripgrep is told `--no-follow` and is handed only a path checked to
+be a real file or directory (it would follow a link named on its command line), and the
+Python scan reads through `SafeRoot`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 import subprocess
 
 from pydantic import Field
@@ -13,8 +19,11 @@ from pydantic import Field
 from codeloop.errors import PathOutsideWorkspace
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
 from codeloop.tools.visibility import visible
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import Entry, SafeRoot
 
 MAX_MATCHES = 200
+_MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".tox"}
 
 
@@ -27,7 +36,7 @@ class GrepArgs(ToolArgs):
 
 def _rg(args: GrepArgs, rel: str, cwd: str, rg: str) -> tuple[list[str], str | None]:
     cmd = [rg, "--line-number", "--no-heading", "--color", "never", "--max-columns", "300",
-           "--max-count", str(MAX_MATCHES + 1)]  # one more than shown reveals truncation
+           "--no-follow", "--max-count", str(MAX_MATCHES + 1)]  # one more reveals truncation
     if args.ignore_case:
         cmd.append("--ignore-case")
     if args.glob:
@@ -39,28 +48,33 @@ def _rg(args: GrepArgs, rel: str, cwd: str, rg: str) -> tuple[list[str], str | N
     return proc.stdout.decode("utf-8", "replace").splitlines(), None
 
 
-def _python_grep(args: GrepArgs, rel: str, cwd: str) -> tuple[list[str], str | None]:
+def _skipped(entry: Entry) -> bool:
+    return entry.name in _SKIP_DIRS
+
+
+def _files(view: SafeRoot, rel: str, st: os.stat_result) -> list[str]:
+    """The regular files to scan: `rel` itself, or those below it (links left out)."""
+    if stat.S_ISREG(st.st_mode):
+        return [rel]
+    return [e.rel for e in view.walk(rel, skip_dir=_skipped) if e.is_file]
+
+
+def _python_grep(args: GrepArgs, rel: str, view: SafeRoot,
+                 st: os.stat_result) -> tuple[list[str], str | None]:
     try:
         regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
     except re.error as exc:
         return [], f"invalid regular expression: {exc}"
-    target = os.path.join(cwd, rel)
-    files = [target] if os.path.isfile(target) else []
-    for dirpath, dirnames, filenames in os.walk(target):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        files.extend(os.path.join(dirpath, f) for f in sorted(filenames))
     out: list[str] = []
-    for full in files:
-        name = os.path.relpath(full, cwd)
+    for name in _files(view, rel, st):
         if args.glob and not fnmatch.fnmatch(name, args.glob) and not fnmatch.fnmatch(
             os.path.basename(name), args.glob
         ):
             continue
         try:
-            with open(full, "rb") as fh:
-                data = fh.read(2_000_000)
-        except OSError:
-            continue
+            data = view.read_bytes(name, _MAX_FILE_BYTES)
+        except (OSError, UnsafePath):
+            continue  # gone, or swapped for a link since the walk: never followed
         if b"\x00" in data[:8192]:
             continue
         for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
@@ -86,8 +100,13 @@ class GrepTool(Tool):
             return Observation(ok=False, error=exc.message)
         cwd = str(ctx.workspace.path)
         rel = os.path.relpath(target, os.path.realpath(cwd))
+        view = SafeRoot(cwd)
+        st = view.lstat(rel)
+        if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            # Absent, a special file, or reached through a link swapped in since the check.
+            return Observation(ok=False, error=f"{args.path}: not a file or directory to search")
         rg = shutil.which("rg")
-        lines, error = _rg(args, rel, cwd, rg) if rg else _python_grep(args, rel, cwd)
+        lines, error = _rg(args, rel, cwd, rg) if rg else _python_grep(args, rel, view, st)
         if error:
             return Observation(ok=False, error=error)
         lines = visible(ctx, [line.removeprefix("./") for line in lines],

@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from codeloop.errors import PathOutsideWorkspace
 from codeloop.events import BaselineRecorded
 from codeloop.index.service import RepoIndex
 from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
@@ -16,17 +15,18 @@ from codeloop.verify.pristine import Originals
 from codeloop.verify.verification import Verification
 from codeloop.verify.verifier import Verifier
 from codeloop.workspace.base import Workspace
-from codeloop.workspace.paths import confine
+from codeloop.workspace.hostfs import SafeRoot
 
 
 def _originals(workspace: Workspace) -> Originals:
     """Read a file from the user's repository, which the session has not changed."""
 
+    tree = SafeRoot(workspace.root)
+
     def read(rel: str) -> bytes | None:
         try:
-            path = confine(workspace.root, rel)
-            return path.read_bytes() if path.is_file() else None
-        except (PathOutsideWorkspace, OSError):
+            return tree.read_if_file(rel)  # a link in the user's tree reads as absent
+        except OSError:
             return None
 
     return read

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeloop.workspace.hostfs import SafeRoot
+
 _KEYS = {"test": "test", "tests": "test", "lint": "lint", "typecheck": "typecheck",
          "type check": "typecheck", "types": "typecheck", "security": "security"}
 _LINE = re.compile(
@@ -72,8 +74,5 @@ def parse_agents_md(text: str) -> NamedCommands:
 
 def read_agents_md(root: Path) -> NamedCommands:
     """The commands from `AGENTS.md` at the project root (empty when there is none)."""
-    path = root / "AGENTS.md"
-    try:
-        return parse_agents_md(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return NamedCommands()
+    data = SafeRoot(root).read_if_file("AGENTS.md")  # a link there is no AGENTS.md
+    return NamedCommands() if data is None else parse_agents_md(data.decode("utf-8", "replace"))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from codeloop.verify.commands import (
     sympy_spec,
 )
 from codeloop.verify.settings import VerifySettings
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import Entry, SafeRoot
 
 Which = Callable[[str], str | None]
 
@@ -44,41 +47,73 @@ class Plan:
         return lines + [f"note: {n}" for n in self.notes]
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+# The repository is read through `SafeRoot`: a marker file or config that is a link is never
+# followed (it still counts as present, as `node_modules/.bin` tools are links).
+def _read(root: Path, rel: str) -> str:
+    data = SafeRoot(root).read_if_file(rel)
+    return "" if data is None else data.decode("utf-8", "replace")
 
 
-def _has_section(path: Path, header: str) -> bool:
-    return bool(re.search(rf"^\s*\[{re.escape(header)}\]", _read(path), re.MULTILINE))
+def _exists(root: Path, rel: str) -> bool:
+    return SafeRoot(root).exists(rel)
+
+
+def _glob(root: Path, pattern: str) -> Iterator[str]:
+    """Paths matching `pattern` ("*" within a name, "**" any depth of directories)."""
+    tree = SafeRoot(root)
+
+    def listing(rel: str) -> list[Entry]:
+        try:
+            return tree.scandir(rel)
+        except (OSError, UnsafePath):
+            return []
+
+    def match(rel: str, parts: list[str]) -> Iterator[str]:
+        head, rest = parts[0], parts[1:]
+        if head == "**":
+            yield from match(rel, rest)
+            for entry in listing(rel):
+                if entry.is_dir:
+                    yield from match(entry.rel, parts)
+            return
+        for entry in listing(rel):
+            if fnmatch.fnmatchcase(entry.name, head):
+                if not rest:
+                    yield entry.rel
+                elif entry.is_dir:
+                    yield from match(entry.rel, rest)
+
+    return match("", pattern.split("/"))
+
+
+def _has_section(root: Path, rel: str, header: str) -> bool:
+    return bool(re.search(rf"^\s*\[{re.escape(header)}\]", _read(root, rel), re.MULTILINE))
 
 
 def _is_python(root: Path) -> bool:
     markers = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "requirements.txt", "pytest.ini")
-    return any((root / m).exists() for m in markers) or any(root.glob("*.py"))
+    return any(_exists(root, m) for m in markers) or any(_glob(root, "*.py"))
 
 
 def _uses_pytest(root: Path) -> bool:
-    if (root / "pytest.ini").exists() or (root / "conftest.py").exists() or (root / "tests" / "conftest.py").exists():
+    if _exists(root, "pytest.ini") or _exists(root, "conftest.py") or _exists(root, "tests/conftest.py"):
         return True
-    if _has_section(root / "pyproject.toml", "tool.pytest.ini_options") or _has_section(root / "setup.cfg", "tool:pytest"):
+    if _has_section(root, "pyproject.toml", "tool.pytest.ini_options") or _has_section(root, "setup.cfg", "tool:pytest"):
         return True
-    if _has_section(root / "tox.ini", "pytest"):
+    if _has_section(root, "tox.ini", "pytest"):
         return True
-    declared = [root / n for n in ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini")] + list(root.glob("requirements*.txt"))
-    return any("pytest" in _read(p) for p in declared)
+    declared = ["pyproject.toml", "setup.py", "setup.cfg", "tox.ini", *_glob(root, "requirements*.txt")]
+    return any("pytest" in _read(root, rel) for rel in declared)
 
 
 def _has_python_tests(root: Path) -> bool:
-    return any(root.glob("test*/**/test_*.py")) or any(root.glob("test_*.py")) or any(root.glob("*/tests/test_*.py"))
+    return any(_glob(root, "test*/**/test_*.py")) or any(_glob(root, "test_*.py")) or any(_glob(root, "*/tests/test_*.py"))
 
 
 def _python_test(root: Path, settings: VerifySettings, which: Which, notes: list[str]) -> CommandSpec | None:
     # Old sympy runs its own runner; newer sympy configures pytest.
-    sympy_runner = (root / "bin" / "test").exists() and (root / "sympy" / "utilities" / "runtests.py").exists()
-    if sympy_runner and not _has_section(root / "pyproject.toml", "tool.pytest.ini_options"):
+    sympy_runner = _exists(root, "bin/test") and _exists(root, "sympy/utilities/runtests.py")
+    if sympy_runner and not _has_section(root, "pyproject.toml", "tool.pytest.ini_options"):
         # With sympy's cache on, as its developers run it: without it (`-C`) one of its test
         # files takes minutes instead of seconds (test_trigonometric: over 7 min against 3 s).
         return sympy_spec(f"{settings.python} bin/test --verbose")
@@ -90,22 +125,22 @@ def _python_test(root: Path, settings: VerifySettings, which: Which, notes: list
             return pytest_spec(settings.python)
         return CommandSpec(name="unittest", category="test", parser="unittest",
                            command=f"{settings.python} -m unittest discover -v")
-    if (root / "tox.ini").exists():
+    if _exists(root, "tox.ini"):
         return CommandSpec(name="tox", category="test", command="tox")
     return None
 
 
 def _package_manager(root: Path) -> str:
-    if (root / "pnpm-lock.yaml").exists():
+    if _exists(root, "pnpm-lock.yaml"):
         return "pnpm"
-    if (root / "yarn.lock").exists():
+    if _exists(root, "yarn.lock"):
         return "yarn"
     return "npm"
 
 
 def _js_test(root: Path) -> CommandSpec | None:
     try:
-        package = json.loads(_read(root / "package.json") or "{}")
+        package = json.loads(_read(root, "package.json") or "{}")
     except ValueError:
         return None
     script = (package.get("scripts") or {}).get("test") if isinstance(package, dict) else None
@@ -118,21 +153,21 @@ def _js_test(root: Path) -> CommandSpec | None:
 
 
 def _make_test(root: Path) -> CommandSpec | None:
-    if re.search(r"^test\s*:", _read(root / "Makefile"), re.MULTILINE):
+    if re.search(r"^test\s*:", _read(root, "Makefile"), re.MULTILINE):
         return CommandSpec(name="make test", category="test", command="make test")
     return None
 
 
 def _detect_test(root: Path, settings: VerifySettings, which: Which, notes: list[str]) -> CommandSpec | None:
-    if (root / "go.mod").exists():
+    if _exists(root, "go.mod"):
         # Reports go to a file: a big suite's stream would be cut by the output cap.
         return CommandSpec(name="go test", category="test", command="go test -json ./... > {report}",
                            parser="go-json", target_command="go test -json {targets} > {report}", report_ext="json")
-    if (root / "Cargo.toml").exists():
+    if _exists(root, "Cargo.toml"):
         return CommandSpec(name="cargo test", category="test", command="cargo test --no-fail-fast > {report} 2>&1",
                            parser="cargo", target_command="cargo test --no-fail-fast {targets} > {report} 2>&1",
                            report_ext="txt")
-    js = _js_test(root) if (root / "package.json").exists() else None
+    js = _js_test(root) if _exists(root, "package.json") else None
     if js:
         return js
     if _is_python(root):
@@ -143,18 +178,17 @@ def _detect_test(root: Path, settings: VerifySettings, which: Which, notes: list
 
 
 def _node_bin(root: Path, name: str, which: Which) -> str | None:
-    local = root / "node_modules" / ".bin" / name
-    if local.exists():
+    if _exists(root, f"node_modules/.bin/{name}"):
         return f"./node_modules/.bin/{name}"
     return name if which(name) else None
 
 
 def _ruff_configured(root: Path) -> bool:
-    return (root / "ruff.toml").exists() or (root / ".ruff.toml").exists() or _has_section(root / "pyproject.toml", "tool.ruff")
+    return _exists(root, "ruff.toml") or _exists(root, ".ruff.toml") or _has_section(root, "pyproject.toml", "tool.ruff")
 
 
 def _flake8_configured(root: Path) -> bool:
-    return (root / ".flake8").exists() or _has_section(root / "setup.cfg", "flake8") or _has_section(root / "tox.ini", "flake8")
+    return _exists(root, ".flake8") or _has_section(root, "setup.cfg", "flake8") or _has_section(root, "tox.ini", "flake8")
 
 
 def _python_checks(root: Path, which: Which, notes: list[str]) -> list[CommandSpec]:
@@ -178,33 +212,33 @@ def _python_checks(root: Path, which: Which, notes: list[str]) -> list[CommandSp
 
 def _js_checks(root: Path, which: Which) -> list[CommandSpec]:
     checks: list[CommandSpec] = []
-    eslint_config = any(root.glob("eslint.config.*")) or any(root.glob(".eslintrc*"))
+    eslint_config = any(_glob(root, "eslint.config.*")) or any(_glob(root, ".eslintrc*"))
     eslint = _node_bin(root, "eslint", which)
     if eslint_config and eslint:
         checks.append(CommandSpec(name="eslint", category="lint", parser="eslint", report_ext="json",
                                   command=f"{eslint} -f json -o {{report}} ."))
     tsc = _node_bin(root, "tsc", which)
-    if (root / "tsconfig.json").exists() and tsc:
+    if _exists(root, "tsconfig.json") and tsc:
         checks.append(CommandSpec(name="tsc", category="typecheck", parser="tsc", command=f"{tsc} --noEmit --pretty false"))
     return checks
 
 
 def _semgrep(root: Path, which: Which) -> list[CommandSpec]:
     # Only a project's own rules: `--config auto` and registry packs need the network.
-    config = next((root / n for n in (".semgrep.yml", ".semgrep.yaml", ".semgrep") if (root / n).exists()), None)
+    config = next((n for n in (".semgrep.yml", ".semgrep.yaml", ".semgrep") if _exists(root, n)), None)
     if config is None or not which("semgrep"):
         return []
     return [CommandSpec(name="semgrep", category="security", parser="semgrep", report_ext="json",
-                        command=f"semgrep scan --config {config.name} --json --metrics off --quiet --output {{report}}")]
+                        command=f"semgrep scan --config {config} --json --metrics off --quiet --output {{report}}")]
 
 
 def _detect_checks(root: Path, which: Which, notes: list[str]) -> list[CommandSpec]:
     checks: list[CommandSpec] = []
     if _is_python(root):
         checks += _python_checks(root, which, notes)
-    if (root / "package.json").exists() or (root / "tsconfig.json").exists():
+    if _exists(root, "package.json") or _exists(root, "tsconfig.json"):
         checks += _js_checks(root, which)
-    if (root / "go.mod").exists() and which("go"):
+    if _exists(root, "go.mod") and which("go"):
         checks.append(CommandSpec(name="go vet", category="lint", command="go vet ./..."))
     return checks + _semgrep(root, which)
 

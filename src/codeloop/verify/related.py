@@ -15,7 +15,6 @@ a caller that can afford only some of it runs the head of this list.
 from __future__ import annotations
 
 import configparser
-import os
 import posixpath
 import re
 import tomllib
@@ -23,6 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codeloop.index.graph import FileGraph
+from codeloop.workspace.hostfs import Entry, SafeRoot
 
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", ".tox", "build", "dist", "__pycache__", "target"}
 _PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ()*]+)|import\s+([\w., ]+))", re.MULTILINE)
@@ -40,12 +40,20 @@ def _is_js_test(rel: str) -> bool:
     return name.endswith(_JS_EXT) and (".test." in name or ".spec." in name or "/__tests__/" in f"/{rel}")
 
 
+def _skipped(entry: Entry) -> bool:
+    return entry.name in _SKIP_DIRS or entry.name.startswith(".")
+
+
 def _walk(root: Path, wanted: tuple[str, ...]) -> Iterable[str]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
-        for name in filenames:
-            if name.endswith(wanted):
-                yield Path(dirpath, name).relative_to(root).as_posix()
+    """Regular files below `root` named `*wanted` (links are never followed)."""
+    for entry in SafeRoot(root).walk(skip_dir=_skipped):
+        if entry.is_file and entry.name.endswith(wanted):
+            yield entry.rel
+
+
+def _text(root: Path, rel: str) -> str | None:
+    data = SafeRoot(root).read_if_file(rel)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def _module_names(rel: str) -> set[str]:
@@ -73,14 +81,14 @@ def pytest_testpaths(root: Path) -> list[str]:
     for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read(root / name, encoding="utf-8")
+            parser.read_string(_text(root, name) or "", name)
         except configparser.Error:
             continue
         if parser.has_option(section, "testpaths"):
             return parser.get(section, "testpaths").split()
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(_text(root, "pyproject.toml") or "")
+    except tomllib.TOMLDecodeError:
         return []
     paths = data.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("testpaths", [])
     return [str(p) for p in paths] if isinstance(paths, list) else str(paths).split()
@@ -100,7 +108,7 @@ def _python_related(root: Path, changed: list[str]) -> dict[str, int]:
         return {}
     modules = set().union(*(_module_names(c) for c in changed_py if not _is_py_test(c)))
     stems = {posixpath.basename(c).removesuffix(".py") for c in changed_py}
-    out = {c: _CHANGED for c in changed_py if _is_py_test(c) and (root / c).exists()}
+    out = {c: _CHANGED for c in changed_py if _is_py_test(c) and SafeRoot(root).is_file(c)}
     for rel in _walk(root, (".py",)):
         if not _is_py_test(rel) or rel in out:
             continue
@@ -108,11 +116,8 @@ def _python_related(root: Path, changed: list[str]) -> dict[str, int]:
         if stem in stems:
             out[rel] = _NAMED
             continue
-        try:
-            text = (root / rel).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if modules & _py_imports(text):
+        text = _text(root, rel)
+        if text is not None and modules & _py_imports(text):
             out[rel] = _IMPORTS
     # Tests outside the configured testpaths (examples, vendored code) are not the suite.
     testpaths = pytest_testpaths(root)
@@ -123,13 +128,12 @@ def _js_related(root: Path, changed: list[str]) -> dict[str, int]:
     changed_js = {c.rsplit(".", 1)[0] for c in changed if c.endswith(_JS_EXT)}
     if not changed_js:
         return {}
-    out = {c: _CHANGED for c in changed if _is_js_test(c) and (root / c).exists()}
+    out = {c: _CHANGED for c in changed if _is_js_test(c) and SafeRoot(root).is_file(c)}
     for rel in _walk(root, _JS_EXT):
         if not _is_js_test(rel) or rel in out:
             continue
-        try:
-            text = (root / rel).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = _text(root, rel)
+        if text is None:
             continue
         base = posixpath.dirname(rel)
         for spec in _JS_IMPORT.findall(text):

@@ -11,25 +11,28 @@ from codeloop.verify.commands import SCRATCH_DIR, CommandSpec
 from codeloop.verify.models import Failure, RunResult
 from codeloop.verify.parsers import PARSERS, parse_generic
 from codeloop.verify.parsers.paths import short_trace
+from codeloop.verify.scratch import prepare, tidy
+from codeloop.workspace.errors import UnsafePath
+from codeloop.workspace.hostfs import SafeRoot
 
 # A report bigger than this is not something we can usefully read (or should trust).
 _MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
-def _read_report(path: Path) -> str | None:
+def _read_report(tree: SafeRoot, rel: str) -> str | None:
+    """The report the command wrote; None when it is missing, too big or not a plain file
+    (a link the command left there is not followed)."""
     try:
-        if path.stat().st_size > _MAX_REPORT_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        data = tree.read_bytes(rel, _MAX_REPORT_BYTES + 1)
+    except (OSError, UnsafePath):
         return None
+    return None if len(data) > _MAX_REPORT_BYTES else data.decode("utf-8", "replace")
 
 
-def _cleanup(path: Path) -> None:
-    path.unlink(missing_ok=True)
-    # The directory stays while another report is in it.
-    with contextlib.suppress(OSError):
-        path.parent.rmdir()
+def _cleanup(tree: SafeRoot, rel: str) -> None:
+    with contextlib.suppress(OSError, UnsafePath):
+        tree.remove(rel)
+    tidy(tree)  # the directory stays while another report is in it
 
 
 def timeout_failure(name: str, scope: str, why: str = "timed out") -> Failure:
@@ -48,16 +51,16 @@ def run_command(
 ) -> RunResult:
     """Never raises for a failing command: failures, crashes and timeouts are all results."""
     report_rel = f"{SCRATCH_DIR}/{spec.slug}-{uuid.uuid4().hex[:8]}.{spec.report_ext or 'out'}"
-    report_path = workspace / report_rel
+    tree = SafeRoot(workspace)
     if spec.report_ext:
-        report_path.parent.mkdir(exist_ok=True)
+        prepare(tree)
     command = spec.render(targets, report_rel)
     try:
         result = sandbox.run(command, workspace, env or None, limits)
-        report = _read_report(report_path) if spec.report_ext else None
+        report = _read_report(tree, report_rel) if spec.report_ext else None
     finally:
         if spec.report_ext:
-            _cleanup(report_path)
+            _cleanup(tree, report_rel)
     parsed = PARSERS[spec.parser](result.output, report, workspace)
     if not parsed.structured and result.exit_code not in (0, None):
         parsed = parse_generic(f"{report or ''}\n{result.output}", None, workspace)

@@ -19,6 +19,7 @@ from codeloop.verify.related import related_tests
 from codeloop.verify.runner import run_command, timeout_failure
 from codeloop.verify.settings import VerifySettings
 from codeloop.verify.verification import REUSED, Phase, Verification
+from codeloop.workspace.hostfs import SafeRoot
 
 # Runners whose targets are test files, which backfilling the baseline needs.
 _FILE_TARGETED = ("junit", "sympy")
@@ -88,10 +89,11 @@ class Verifier:
         if self.changed_files is None:
             return None
         digest = hashlib.sha256()
+        tree = SafeRoot(self.root)
         for rel in sorted(self._changed()):
             digest.update(rel.encode() + b"\0")
-            path = self.root / rel
-            digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-")
+            data = tree.read_if_file(rel)
+            digest.update(hashlib.sha256(data).digest() if data is not None else b"-")
         return digest.hexdigest()
 
     def _record(self, run: RunResult, pristine: bool, latest: bool = True) -> None:

@@ -18,6 +18,8 @@ from codeloop.workspace import fsops
 from codeloop.workspace.changes import RawChange, Side, has_git_component, side_at
 from codeloop.workspace.embedded import embedded_repositories
 from codeloop.workspace.errors import ApplyFailed, NoCheckpoint, UnsafePath
+from codeloop.workspace.hostfs import SafeRoot
+from codeloop.workspace.links import leaves_tree
 from codeloop.workspace.manifest import Manifest
 
 
@@ -27,20 +29,15 @@ class Verdict:
     refused: dict[str, str]
 
 
-def _symlink_escapes(root: Path, rel: str, target: str) -> bool:
-    base = str(root)
-    where = target if os.path.isabs(target) else os.path.join(base, os.path.dirname(rel), target)
-    resolved = os.path.normpath(where)
-    return resolved != base and not resolved.startswith(base + os.sep)
+def judge(raw: list[RawChange], manifest: Manifest, root_fd: int, merged: SafeRoot) -> Verdict:
+    """Which changes may not be applied (refused) and which the user changed meanwhile.
 
-
-def judge(raw: list[RawChange], manifest: Manifest, root: Path, root_fd: int,
-          merged_fd: int) -> Verdict:
-    """Which changes may not be applied (refused) and which the user changed meanwhile."""
+    `merged` is the session's view: its links are the ones the user's tree will have."""
     verdict = Verdict([], {})
-    hidden_repos = embedded_repositories(raw, merged_fd)
+    with merged.open_dir() as merged_fd:
+        hidden_repos = embedded_repositories(raw, merged_fd)
     for ch in raw:
-        reason = _refusal(ch, root) or hidden_repos.get(ch.rel, "")
+        reason = _refusal(ch, merged) or hidden_repos.get(ch.rel, "")
         if reason:
             verdict.refused[ch.rel] = reason
             continue
@@ -54,7 +51,7 @@ def judge(raw: list[RawChange], manifest: Manifest, root: Path, root_fd: int,
     return verdict
 
 
-def _refusal(ch: RawChange, root: Path) -> str:
+def _refusal(ch: RawChange, merged: SafeRoot) -> str:
     if has_git_component(ch.rel):
         return "changes under .git are never applied"
     if ch.unsafe_parent:
@@ -68,8 +65,19 @@ def _refusal(ch: RawChange, root: Path) -> str:
         return "device nodes, FIFOs and sockets are never applied"
     if after.kind == "f" and after.special_bits:
         return "setuid/setgid files are never applied"
-    if after.kind == "l" and _symlink_escapes(root, ch.rel, os.fsdecode(after.data)):
-        return f"symlink points outside the repository ({os.fsdecode(after.data)})"
+    if after.kind == "l":
+        return _link_refusal(ch.rel, ch.before, os.fsdecode(after.data), merged)
+    return ""
+
+
+def _link_refusal(rel: str, before: Side | None, target: str, merged: SafeRoot) -> str:
+    """A link leading out of the repository is applied only where the user's tree already
+    had that very link (the user's own choice, not the session's)."""
+    if before is not None and before.kind == "l" and os.fsdecode(before.data) == target:
+        return ""
+    if leaves_tree(merged, rel, target):
+        return (f"symlink points outside the repository ({target!r}); codeloop never "
+                "follows or applies such a link")
     return ""
 
 

@@ -15,7 +15,8 @@ from codeloop.workspace import fsops
 from codeloop.workspace.base import FileChange
 from codeloop.workspace.diffing import EXECUTABLE, REGULAR, SYMLINK, file_diff, is_binary
 from codeloop.workspace.errors import UnsafePath
-from codeloop.workspace.manifest import Manifest
+from codeloop.workspace.hostfs import SafeRoot
+from codeloop.workspace.manifest import DirIndex, Manifest
 
 
 @dataclass
@@ -55,60 +56,65 @@ def has_git_component(rel: str) -> bool:
     return any(part.lower() == ".git" for part in rel.split("/"))
 
 
-def scan(manifest: Manifest, merged: str, include_git: bool) -> set[str]:
+def scan(manifest: Manifest, merged: SafeRoot, include_git: bool) -> set[str]:
     """Paths that may differ from the farm-time state; over-reports, never under-reports.
 
     A directory is settled as a whole when its stamp (inode, mtime, ctime) is trusted and
     unchanged, or when its {name: inode} listing equals the recorded one (a hard link still
     shared with the user's file keeps its inode number from being reused). Entries with
-    inodes of their own (symlinks, copies) are settled by their full stat.
+    inodes of their own (symlinks, copies) are settled by their full stat. Directories are
+    opened without following links: one a command swapped for a link is reported, not read.
     """
     index = manifest.index()
     suspects: set[str] = set()
-    stack = [("", merged)]
+    stack = [""]
     while stack:
-        drel, path = stack.pop()
-        prefix = drel + "/" if drel else ""
+        drel = stack.pop()
         try:
-            dst = os.lstat(path)
-        except FileNotFoundError:
-            continue  # gone: the parent's listing reports it
-        if not stat.S_ISDIR(dst.st_mode):
-            continue  # no longer a directory: the parent's listing reports it
-        listing: list[os.DirEntry[str]] = []
-        expected = index.expected.get(drel)
-        unchanged = index.trusted.get(drel) == (dst.st_ino, dst.st_mtime_ns, dst.st_ctime_ns)
-        if not unchanged:
-            with os.scandir(path) as it:
-                listing = list(it)
-            unchanged = {e.name: e.inode() for e in listing} == expected
-        if unchanged:
-            for name in index.subdirs.get(drel, ()):
-                if include_git or prefix + name != ".git":
-                    stack.append((prefix + name, os.path.join(path, name)))
-        else:
-            _scan_changed_dir(manifest, listing, expected or {}, prefix, include_git,
-                              stack, suspects)
-        for name in index.own.get(drel, ()):
-            rec = manifest.entries[prefix + name]
-            try:
-                st = os.stat(os.path.join(path, name), follow_symlinks=False)
-            except FileNotFoundError:
-                continue  # reported as deleted by the listing comparison
-            if not rec.merged_matches(st):
-                suspects.add(prefix + name)
+            with merged.open_dir(drel) as dfd:
+                _scan_dir(manifest, index, dfd, drel, include_git, stack, suspects)
+        except (FileNotFoundError, NotADirectoryError, UnsafePath):
+            continue  # gone or no longer a directory: the parent's listing reports it
     return suspects
+
+
+def _scan_dir(manifest: Manifest, index: DirIndex, dfd: int, drel: str, include_git: bool,
+              stack: list[str], suspects: set[str]) -> None:
+    prefix = drel + "/" if drel else ""
+    dst = os.fstat(dfd)
+    listing: list[os.DirEntry[str]] = []
+    expected = index.expected.get(drel)
+    unchanged = index.trusted.get(drel) == (dst.st_ino, dst.st_mtime_ns, dst.st_ctime_ns)
+    if not unchanged:
+        with os.scandir(dfd) as it:
+            listing = list(it)
+        unchanged = {e.name: e.inode() for e in listing} == expected
+    if unchanged:
+        for name in index.subdirs.get(drel, ()):
+            if include_git or prefix + name != ".git":
+                stack.append(prefix + name)
+    else:
+        _scan_changed_dir(manifest, listing, expected or {}, prefix, include_git,
+                          stack, suspects)
+    for name in index.own.get(drel, ()):
+        rec = manifest.entries[prefix + name]
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            continue  # reported as deleted by the listing comparison
+        if not rec.merged_matches(st):
+            suspects.add(prefix + name)
 
 
 def _scan_changed_dir(manifest: Manifest, listing: list[os.DirEntry[str]],
                       expected: dict[str, int], prefix: str, include_git: bool,
-                      stack: list[tuple[str, str]], suspects: set[str]) -> None:
+                      stack: list[str], suspects: set[str]) -> None:
     entries, dirs = manifest.entries, manifest.dirs
     for e in listing:
         rel = prefix + e.name
         if e.is_dir(follow_symlinks=False):
             if include_git or rel != ".git":
-                stack.append((rel, e.path))
+                stack.append(rel)
             if rel in entries:
                 suspects.add(rel)
             continue

@@ -1,7 +1,8 @@
 """A workspace that works on a private copy of the repository.
 
 The fallback where kernel overlays are unavailable: slower to set up (a full copy) but it
-keeps the same promise — the user's files do not change until `apply`.
+keeps the same promise — the user's files do not change until `apply`. Both trees are read
+and written through `SafeRoot`, so a link in either is never followed.
 """
 
 from __future__ import annotations
@@ -10,26 +11,40 @@ import builtins
 import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
 
+from codeloop.workspace import fsops
 from codeloop.workspace.base import ApplyResult
-from codeloop.workspace.diffing import file_diff
+from codeloop.workspace.diffing import EXECUTABLE, REGULAR, SYMLINK, file_diff
+from codeloop.workspace.errors import UnsafePath, WorkspaceError
+from codeloop.workspace.farm import build_farm
+from codeloop.workspace.hostfs import SafeRoot
+from codeloop.workspace.links import leaves_tree, read_link
 from codeloop.workspace.paths import confine
 
 _SKIP_DIRS = {".git"}
 
 
-def _tree_hashes(top: Path) -> dict[str, str]:
+def _tree_hashes(tree: SafeRoot) -> dict[str, str]:
     out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-        for name in filenames:
-            full = Path(dirpath, name)
-            if full.is_symlink():
-                out[full.relative_to(top).as_posix()] = "link:" + os.readlink(full)
-                continue
-            out[full.relative_to(top).as_posix()] = hashlib.sha256(full.read_bytes()).hexdigest()
+    for entry in tree.walk(skip_dir=lambda e: e.name in _SKIP_DIRS):
+        if entry.is_symlink:
+            out[entry.rel] = f"link:{read_link(tree, entry.rel)}"
+        elif entry.is_file:
+            out[entry.rel] = hashlib.sha256(tree.read_bytes(entry.rel)).hexdigest()
     return out
+
+
+def _side(tree: SafeRoot, rel: str) -> tuple[bytes | None, int]:
+    """(bytes, git mode) of `rel`: a link's target for a link; None when absent."""
+    st = tree.lstat(rel)
+    if st is None:
+        return None, REGULAR
+    if stat.S_ISLNK(st.st_mode):
+        return os.fsencode(read_link(tree, rel) or ""), SYMLINK
+    data = tree.read_if_file(rel)
+    return data, EXECUTABLE if st.st_mode & 0o111 else REGULAR
 
 
 class CopyWorkspace:
@@ -43,8 +58,10 @@ class CopyWorkspace:
             state_dir.mkdir(parents=True, exist_ok=True)
             partial = state_dir / "tree.partial"
             shutil.rmtree(partial, ignore_errors=True)
-            shutil.copytree(self._root, partial, symlinks=True)
+            build_farm(self._root, partial, prefer_copy=True)
             partial.rename(self._tree)
+        self._user = SafeRoot(self._root)
+        self._copy = SafeRoot(self._tree)
 
     @property
     def root(self) -> Path:
@@ -61,49 +78,75 @@ class CopyWorkspace:
     def resolve(self, rel: str) -> Path:
         return confine(self._tree, rel)
 
+    def _rel(self, rel: str) -> str:
+        """`rel` confined to the copy, links inside it resolved (never one leading out)."""
+        resolved = self.resolve(rel)
+        return resolved.relative_to(os.path.realpath(self._tree)).as_posix()
+
     def read(self, rel: str) -> bytes:
-        return self.resolve(rel).read_bytes()
+        return self._copy.read_bytes(self._rel(rel))
 
     def write(self, rel: str, data: bytes) -> None:
-        target = self.resolve(rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.codeloop-tmp")
-        tmp.write_bytes(data)
-        if target.exists():
-            shutil.copymode(target, tmp)
-        os.replace(tmp, target)
+        self._copy.write_bytes(self._rel(rel), data)
 
     def delete(self, rel: str) -> None:
-        self.resolve(rel).unlink()
+        head, name = os.path.split(rel.rstrip("/"))
+        if name in ("", ".", ".."):
+            raise WorkspaceError(f"{rel!r} names no file to delete")
+        parent = self._rel(head or ".")
+        target = f"{parent}/{name}" if parent != "." else name
+        if self._copy.is_dir(target):
+            raise IsADirectoryError(f"{rel} is a directory")
+        if not self._copy.remove(target):
+            raise FileNotFoundError(f"{rel} does not exist in the workspace")
 
     def list(self, rel: str = ".") -> list[str]:
-        base = self.resolve(rel)
-        return sorted(p.name for p in base.iterdir())
+        target = self._rel(rel)
+        return [e.name for e in self._copy.scandir("" if target == "." else target)]
 
     def changed_files(self) -> builtins.list[str]:
-        before, after = _tree_hashes(self._root), _tree_hashes(self._tree)
+        before, after = _tree_hashes(self._user), _tree_hashes(self._copy)
         return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
     def diff(self) -> str:
         parts = []
         for rel in self.changed_files():
-            a, b = self._root / rel, self._tree / rel
-            before = a.read_bytes() if a.is_file() else None
-            after = b.read_bytes() if b.is_file() else None
-            parts.append(file_diff(rel, before, after))
+            (before, old_mode), (after, new_mode) = _side(self._user, rel), _side(self._copy, rel)
+            parts.append(file_diff(rel, before, after, old_mode=old_mode, new_mode=new_mode))
         return "".join(parts)
 
     def apply(self) -> ApplyResult:
         result = ApplyResult()
         for rel in self.changed_files():
-            src, dst = self._tree / rel, self._root / rel
-            if src.exists() or src.is_symlink():
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dst, follow_symlinks=False)
+            try:
+                refusal = self._apply_one(rel)
+            except UnsafePath as exc:
+                refusal = exc.message
+            if refusal:
+                result.refused[rel] = refusal
             else:
-                dst.unlink(missing_ok=True)
-            result.applied.append(rel)
+                result.applied.append(rel)
         return result
+
+    def _apply_one(self, rel: str) -> str:
+        """Copy one change into the user's tree; the reason it was refused, or ""."""
+        st = self._copy.lstat(rel)
+        if st is None:
+            if not self._user.is_dir(rel):
+                self._user.remove(rel)
+            return ""
+        if stat.S_ISLNK(st.st_mode):
+            target = read_link(self._copy, rel) or ""
+            if read_link(self._user, rel) != target and leaves_tree(self._copy, rel, target):
+                return f"symlink points outside the repository ({target!r})"
+            with self._user.open_dir() as rfd, fsops.parent_fd(rfd, rel, create=True) as (
+                    pfd, name):
+                fsops.symlink_at(pfd, name, target)
+            return ""
+        if not stat.S_ISREG(st.st_mode):
+            return "device nodes, FIFOs and sockets are never applied"
+        self._user.write_bytes(rel, self._copy.read_bytes(rel), mode=stat.S_IMODE(st.st_mode) & 0o777)
+        return ""
 
     def discard(self) -> None:
         shutil.rmtree(self._tree, ignore_errors=True)

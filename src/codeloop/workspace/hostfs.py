@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -49,12 +50,17 @@ _syscall = _load_syscall()
 _openat2_works: bool | None = None  # learnt on first use; None = not tried yet
 
 
+@functools.cache
+def _how(flags: int) -> _OpenHow:
+    return _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
+
+
 def _openat2(dir_fd: int, rel: str, flags: int) -> int | None:
     """An fd for `rel` beneath `dir_fd` with no symlink on the way; None without openat2."""
     global _openat2_works
     if _syscall is None or _openat2_works is False:
         return None
-    how = _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
+    how = _how(flags)
     fd = _syscall(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(dir_fd),
                   ctypes.c_char_p(os.fsencode(rel)), ctypes.byref(how),
                   ctypes.c_size_t(ctypes.sizeof(how)))
@@ -78,6 +84,9 @@ def normalise(rel: str | os.PathLike[str], root: Path | None = None) -> str:
     text = os.fspath(rel)
     if "\x00" in text:
         raise UnsafePath(f"path {text!r} contains a NUL byte")
+    if text and text[0] != "/" and os.sep == "/" and all(
+            p not in ("", ".", "..") for p in text.split("/")):
+        return text  # already clean (the common case: the index reads thousands of these)
     if os.path.isabs(text):
         if root is None:
             raise UnsafePath(f"{text} is an absolute path", "give a path relative to the root")

@@ -38,6 +38,7 @@ from codeloop.workspace.errors import (
     WorkspaceStateError,
 )
 from codeloop.workspace.farm import build_farm, seal
+from codeloop.workspace.hostfs import SafeRoot
 from codeloop.workspace.manifest import Entry, Manifest
 from codeloop.workspace.paths import confine
 
@@ -185,7 +186,7 @@ class OverlayWorkspace:
             result = ApplyResult()
             if not raw:
                 return result
-            verdict = judge(raw, self._manifest, self._root, rfd, mfd)
+            verdict = judge(raw, self._manifest, rfd, SafeRoot(self._merged))
             if verdict.conflicts or verdict.refused:
                 result.conflicts, result.refused = verdict.conflicts, verdict.refused
                 return result
@@ -299,7 +300,7 @@ class OverlayWorkspace:
     def _raw(self, include_git: bool, mfd: int | None = None,
              rfd: int | None = None) -> builtins.list[RawChange]:
         self._refresh()
-        suspects = scan(self._manifest, str(self._merged), include_git)
+        suspects = scan(self._manifest, SafeRoot(self._merged), include_git)
         if self._journal.is_file():
             suspects |= {r for r in self._journal.read_text().splitlines() if r}
         if mfd is not None and rfd is not None:

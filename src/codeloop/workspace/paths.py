@@ -28,6 +28,12 @@ def confine(root: Path, user_path: str) -> Path:
         candidate = root_real / candidate
     resolved = Path(os.path.realpath(candidate))
     if resolved != root_real and root_real not in resolved.parents:
+        lexical = Path(os.path.normpath(candidate))
+        if lexical == root_real or root_real in lexical.parents:
+            raise PathOutsideWorkspace(
+                f"path {user_path!r} goes through a symlink that leads outside the repository",
+                "links leading out of the repository are never followed; use a path inside it",
+            )
         raise PathOutsideWorkspace(
             f"path {user_path!r} is outside the repository",
             "use a path relative to the repository root; links leading out are not followed",

@@ -10,6 +10,7 @@ from pathlib import Path
 from codeloop.verify.models import Failure, ParsedOutput
 from codeloop.verify.parsers.generic import parse_generic
 from codeloop.verify.parsers.paths import relative, short_trace
+from codeloop.workspace.hostfs import SafeRoot
 
 # t.Errorf/t.Fatalf lines: "    calc_test.go:13: Add(2, 2) = 4, want 5"
 _TEST_LOG = re.compile(r"^\s+(?P<file>[\w./-]+\.go):(?P<line>\d+): (?P<msg>.*)$")
@@ -20,11 +21,10 @@ _FRAME = re.compile(r"^\t(?P<file>/\S+\.go):(?P<line>\d+)")
 
 
 def _module_path(root: Path) -> str | None:
-    try:
-        text = (root / "go.mod").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    data = SafeRoot(root).read_if_file("go.mod")
+    if data is None:
         return None
-    found = re.search(r"^module\s+(\S+)", text, re.MULTILINE)
+    found = re.search(r"^module\s+(\S+)", data.decode("utf-8", "replace"), re.MULTILINE)
     return found.group(1) if found else None
 
 
