@@ -78,7 +78,7 @@ def _patch(doc: Document, cand: Candidate, S: list[str], R: list[str], level: st
     lines, out, p = doc.lines, [], cand.start
     placed = {} if placed is None else placed
     # Only a table-mapped indentation aligns continuation lines under their bracket.
-    anchors = enclosing(R) if cand.fix.aligns else [None] * len(R)
+    anchors: list[Anchor | None] = enclosing(R) if cand.fix.aligns else [None] * len(R)
     elided = level == "elision"
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
