@@ -2,12 +2,14 @@
 
 Each gold hunk becomes a case per format (edit_file, SEARCH/REPLACE, unified diff, patch
 envelope) and per perturbation. The expected file is what `git apply` of the gold hunk
-produces. Outcomes: correct, refused, wrong; a case is ambiguous when its search text,
+produces. Outcomes: correct (the result equals it byte for byte, so a difference in
+whitespace alone is wrong), refused, wrong. A case is ambiguous when its search text,
 under the normalisation its perturbation needs, fits several places and no line number or
-anchor picks one -- those must be refused. Aider's and OpenHands' editors run the
+anchor picks one, or when a lost blank line leaves the edit meaning several files (see
+edit_ws_perturb.py) -- those must be refused. Aider's and OpenHands' editors run the
 SEARCH/REPLACE cases in their own venvs for comparison.
 
-    PYTHONPATH=src python benchmarks/edit_apply.py [--limit N] [--no-peers]
+    PYTHONPATH=src python benchmarks/edit_apply.py [--limit N] [--no-peers] [--only P,...]
 """
 
 from __future__ import annotations
@@ -35,16 +37,17 @@ from codeloop.edit.formats import parse_patch
 from codeloop.edit.matching import Edit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from edit_ws_perturb import blank_readings, drop_blank_in_run, two_space
 from peer_venvs import venv_python
 
 FORMATS = ("edit_file", "search_replace", "unified", "envelope")
 PERTURBATIONS = (
     "exact", "trimmed_context", "extra_context", "dedent", "overindent", "tabs_spaces",
     "trailing_ws", "curly_quotes", "elision", "wrong_line_numbers",
-    "no_line_numbers", "missing_blank_line",
+    "no_line_numbers", "missing_blank_line", "blank_run", "two_space",
 )
 WHITESPACE = {"exact", "dedent", "overindent", "tabs_spaces", "trailing_ws",
-              "missing_blank_line"}
+              "missing_blank_line", "blank_run", "two_space"}
 LINE_NUMBER_ONLY = {"wrong_line_numbers", "no_line_numbers"}
 PATH = "target.py"
 Body = list[tuple[str, str]]  # (" " | "-" | "+", text)
@@ -220,6 +223,17 @@ def perturb(h: Hunk, pert: str) -> tuple[Body, int] | None:
         if at is None:
             return None
         return body[:at] + body[at + 1:], start + (1 if at == 0 else 0)
+    if pert == "blank_run":
+        dropped = drop_blank_in_run(body, f"{h.file_id}:{h.start}")
+        if dropped is None:
+            return None
+        seen, d = dropped
+        return seen, start + (0 if any(k != "+" for k, _ in body[:d]) else 1)
+    if pert == "two_space":
+        if _uses_tabs(h.base):
+            return None
+        made = two_space(body)
+        return (made, start) if made is not None else None
     raise ValueError(pert)
 
 
@@ -280,7 +294,7 @@ def _elide(body: Body, start: int) -> tuple[Body, int] | None:
 def _norm_for(pert: str):  # type: ignore[no-untyped-def]
     if pert == "trailing_ws":
         return str.rstrip
-    if pert in ("dedent", "overindent", "tabs_spaces"):
+    if pert in ("dedent", "overindent", "tabs_spaces", "two_space"):
         return str.strip
     if pert == "curly_quotes":
         return lambda s: s.replace("“", '"').replace("”", '"').replace("’", "'")
@@ -312,12 +326,15 @@ def oracle_places(case: Case) -> list[int]:
         a = _places(h.base, old[:mark], lambda s: s)
         b = _places(h.base, old[mark + 1:], lambda s: s)
         return [x for x in a for y in b if y >= x + mark]
-    if pert == "missing_blank_line":
+    if pert in ("missing_blank_line", "blank_run"):
         return _places(h.base, old, lambda s: s, nonblank=True)
     return _places(h.base, old, _norm_for(pert))
 
 
 def is_ambiguous(case: Case) -> bool:
+    if case.pert in ("missing_blank_line", "blank_run") and \
+            len(blank_readings(case.hunk.body, case.body)) > 1:
+        return True  # the edit can mean several files: which blank line it lost matters
     places = oracle_places(case)
     if len(places) <= 1:
         return False
@@ -371,10 +388,10 @@ def render(case: Case) -> str:
     return f"--- a/{PATH}\n+++ b/{PATH}\n{head}{section}\n{body}"
 
 
-def build_cases(hunks: list[Hunk]) -> list[Case]:
+def build_cases(hunks: list[Hunk], perts: tuple[str, ...] = PERTURBATIONS) -> list[Case]:
     cases = []
     for h in hunks:
-        for pert in PERTURBATIONS:
+        for pert in perts:
             made = perturb(h, pert)
             if made is None:
                 continue
@@ -408,6 +425,7 @@ def run_ours(cases: list[Case], repeat: int = 1) -> None:
         if changes is None:
             case.outcome = "refused"
         else:
+            # Byte for byte: whitespace the engine changed uninvited makes a result wrong.
             after = changes[0].after if changes else data
             case.outcome = "correct" if after == case.hunk.expected.encode() else "wrong"
 
@@ -511,6 +529,9 @@ def report(cases: list[Case], peers: list[str]) -> dict[str, object]:
     ours_sr = _pct(sum(c.outcome == "correct" for c in sr), len(sr))
     print(f"SEARCH/REPLACE, unambiguous: codeloop {ours_sr}% correct; "
           + "; ".join(f"{p} {v['correct_pct']}% correct, {v['wrong']} wrong" for p, v in peer_out.items()))
+    by_pert = {pert: {k: rows[("ALL", pert)][k]
+                      for k in ("cases", "ambiguous", "correct", "refused", "wrong", "guessed")}
+               for pert in PERTURBATIONS if ("ALL", pert) in rows}
     return {
         "cases": len(cases),
         "ambiguous": len(cases) - len(unamb),
@@ -521,6 +542,7 @@ def report(cases: list[Case], peers: list[str]) -> dict[str, object]:
         "apply_p50_ms": round(statistics.median(times), 3) if times else 0.0,
         "apply_p95_ms": round(times[int(0.95 * (len(times) - 1))], 3) if times else 0.0,
         "peers": peer_out,
+        "perturbations": by_pert,
     }
 
 
@@ -532,10 +554,14 @@ def main() -> None:
     ap.add_argument("--no-peers", action="store_true", help="skip Aider and OpenHands")
     ap.add_argument("--show", type=int, default=0, help="print up to N failing cases")
     ap.add_argument("--repeat", type=int, default=2, help="time each case this many times (min)")
+    ap.add_argument("--only", default="", help="comma-separated perturbations to run (default all)")
     args = ap.parse_args()
+    perts = tuple(args.only.split(",")) if args.only else PERTURBATIONS
+    if unknown := set(perts) - set(PERTURBATIONS):
+        ap.error(f"unknown perturbations: {', '.join(sorted(unknown))}")
     t0 = time.perf_counter()
     hunks, skipped = cached_hunks(args.instances, args.mirrors, args.limit)
-    cases = build_cases(hunks)
+    cases = build_cases(hunks, perts)
     print(f"{len(hunks)} hunks, {len(cases)} cases ({time.perf_counter() - t0:.1f}s to build); "
           f"skipped: {dict(skipped)}", flush=True)
     run_ours(cases, args.repeat)

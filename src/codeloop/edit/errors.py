@@ -14,11 +14,17 @@ class NoMatch(EditError):
 
 
 class AmbiguousMatch(EditError):
-    """The search text fits more than one place and nothing says which one."""
+    """The edit has more than one reading (mostly: its search text fits more than one place)
+    and nothing says which one."""
 
     def __init__(self, message: str, hint: str = "", lines: list[int] | None = None) -> None:
         super().__init__(message, hint)
         self.lines = lines or []
+
+
+class AmbiguousWhitespace(AmbiguousMatch):
+    """The search fits one place, but the file has lines there (blank lines, mostly) that the
+    search does not show, next to lines the edit changes: where they belong is unclear."""
 
 
 class BadReplacement(EditError):

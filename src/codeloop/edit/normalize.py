@@ -1,12 +1,8 @@
-"""Line normalisations the matching ladder compares under, and the indentation fitter."""
+"""Line normalisations the matching ladder compares under, and fixes for new lines."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
-from itertools import pairwise
-
-from codeloop.edit.errors import BadReplacement
 
 # Characters models substitute for ASCII: typographic quotes, dashes, odd spaces.
 FOLD: dict[str, str] = {
@@ -97,149 +93,9 @@ def style_fix(text: str, new_lines: list[str]) -> LineFix:
     return identity
 
 
-def fit_indent(pairs: list[tuple[str, str]]) -> LineFix | None:
-    """A re-indenter mapping the search's indentation onto the file's, or None if not uniform.
-
-    `pairs` are (search line, file line) for aligned non-blank lines.
-    """
-    leads = [(lead(s), lead(f)) for s, f in pairs if s.strip()]
-    if all(s == f for s, f in leads):
-        return identity
-    first_s, first_f = leads[0]
-    if first_f.endswith(first_s):
-        prefix = first_f[: len(first_f) - len(first_s)]
-        if all(f == prefix + s for s, f in leads):
-            return _add_prefix(prefix)
-    if first_s.endswith(first_f):
-        prefix = first_s[: len(first_s) - len(first_f)]
-        if all(s == prefix + f for s, f in leads):
-            return _remove_prefix(prefix)
-    return _fit_table(leads)
-
-
-# Whitespace-only lines are left as written by the re-indenters: models indent them
-# inconsistently, and their content is invisible anyway.
-def _add_prefix(prefix: str) -> LineFix:
-    return lambda line: prefix + line if line.strip() else line
-
-
-def _remove_prefix(prefix: str) -> LineFix:
-    def fix(line: str) -> str:
-        if not line.strip():
-            return line
-        if line.startswith(prefix):
-            return line[len(prefix):]
-        raise BadReplacement(
-            f"the replacement line {line.strip()!r} is indented less than the search text, "
-            "so it cannot be re-indented to match the file",
-            "send the search and replacement with the file's own indentation",
-        )
-
-    return fix
-
-
-def scaled_levels(pairs: list[tuple[str, str]]) -> set[int] | None:
-    """The search's indent widths (columns) if the file's indent unit differs from the search's.
-
-    Under such a scaling, a continuation line aligned under a bracket cannot be mapped by
-    width alone; the caller refuses new continuation lines at widths not seen here.
-    """
-    leads = [(_columns(lead(s), 4), _columns(lead(f), 4)) for s, f in pairs if s.strip()]
-    levels = sorted(set(leads))
-    if len(levels) < 2:
-        return None
-    (s1, f1), (s2, f2) = levels[0], levels[-1]
-    if s2 == s1 or f2 - f1 == s2 - s1:
-        return None
-    return {sw for sw, _ in leads}
-
-
-def _open_brackets(line: str) -> list[int]:
-    """Positions of the brackets `line` leaves open (quotes tracked roughly, one line)."""
-    stack: list[int] = []
-    quote = ""
-    for i, ch in enumerate(line):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "#":
-            break
-        elif ch in "([{":
-            stack.append(i)
-        elif ch in ")]}" and stack:
-            stack.pop()
-    return stack
-
-
-def aligned_prefix(prev: str) -> str | None:
-    """The indentation that aligns a continuation line with `prev`'s last open bracket.
-
-    None when no bracket is left open or when it ends the line (a hanging indent then
-    follows the indent width instead).
-    """
-    stack = _open_brackets(prev)
-    if not stack or not prev[stack[-1] + 1:].split("#")[0].strip():
-        return None
-    return "".join(c if c == "\t" else " " for c in prev[: stack[-1] + 1])
-
-
-def structural(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The pairs whose indentation is block structure, not continuation-line alignment."""
-    return [p for i, p in enumerate(pairs) if i == 0 or not _open_brackets(pairs[i - 1][0])]
-
-
 def columns(ws: str, tab: int = 4) -> int:
-    return _columns(ws, tab)
-
-
-def _columns(ws: str, tab: int) -> int:
+    """The width of `ws` in columns, tabs stopping at multiples of `tab`."""
     col = 0
     for ch in ws:
         col = (col // tab + 1) * tab if ch == "\t" else col + 1
     return col
-
-
-def _fit_table(leads: list[tuple[str, str]]) -> LineFix | None:
-    """Map search indent widths to file widths, in columns, when the map is strictly increasing.
-
-    A table rather than one linear rule, so continuation lines aligned under a bracket keep
-    fitting after a 4-to-2-space or tabs-to-spaces rewrite.
-    """
-    file_tabs = any("\t" in f for _, f in leads)
-    for tab in (4, 8, 2):
-        table: dict[int, int] = {}
-        if any(table.setdefault(_columns(s, tab), _columns(f, tab)) != _columns(f, tab)
-               for s, f in leads):
-            continue
-        levels = sorted(table)
-        if any(table[a] >= table[b] for a, b in pairwise(levels)):
-            continue
-        slope = (Fraction(table[levels[-1]] - table[levels[0]], levels[-1] - levels[0])
-                 if len(levels) > 1 else Fraction(1))
-        return _table_fix(table, slope, tab, file_tabs)
-    return None
-
-
-def _table_fix(table: dict[int, int], slope: Fraction, tab: int, file_tabs: bool) -> LineFix:
-    def fix(line: str) -> str:
-        if not line.strip():
-            return line
-        ws = lead(line)
-        width = Fraction(_columns(ws, tab))
-        if width not in table:
-            near = min(table, key=lambda k: (abs(k - width), k))
-            width = table[near] + slope * (width - near)
-        else:
-            width = Fraction(table[int(width)])
-        if width < 0 or width.denominator != 1:
-            raise BadReplacement(
-                f"the replacement line {line.strip()!r} has indentation that does not map onto "
-                "the file's indentation",
-                "send the search and replacement with the file's own indentation",
-            )
-        cols = int(width)
-        pad = "\t" * (cols // tab) + " " * (cols % tab) if file_tabs else " " * cols
-        return pad + line[len(ws):]
-
-    return fix

@@ -47,6 +47,23 @@ class EditResult:
     already_applied: bool = False
 
 
+@dataclass(frozen=True)
+class Fit:
+    """How new lines are fitted to the file: their text (trailing whitespace, typographic
+    characters), then their indentation; `aligns` when widths map by a table, so that a
+    continuation line goes under its bracket rather than by its width."""
+
+    content: LineFix = identity
+    indent: LineFix = identity
+    aligns: bool = False
+
+    def __call__(self, line: str) -> str:
+        return self.indent(self.content(line))
+
+
+EXACT_FIT = Fit()
+
+
 @dataclass
 class Candidate:
     """A file window [start, end) a level found, each search line's span in it, and the fix
@@ -55,6 +72,7 @@ class Candidate:
     start: int
     end: int
     align: list[Span | None]
-    fix: LineFix = identity
-    # Search indent widths when the re-indent scales widths (e.g. 2 -> 4 spaces).
-    levels: set[int] | None = None
+    fix: Fit = EXACT_FIT
+    # The alignment with the search's blank lines paired from the start of each run of the
+    # file's blank lines instead of its end; None when the two are the same.
+    alt_align: list[Span | None] | None = None

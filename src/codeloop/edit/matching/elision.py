@@ -39,15 +39,18 @@ def elision(doc: Document, S: list[str], R: list[str]) -> list[Candidate]:
     if chosen is None:
         return []
     align: dict[int, Span] = {}
+    alt: dict[int, Span] = {}
     for piece in chosen:
-        align.update(piece[2])
+        align.update(piece.align)
+        alt.update(piece.alt)
     for m in markers:
-        before = [c for c in chosen if max(c[2]) < m]
-        after = [c for c in chosen if min(c[2]) > m]
-        lo = before[-1][1] if before else chosen[0][0]
-        hi = after[0][0] if after else chosen[-1][1]
-        align[m] = (lo, hi)
-    cand = aligned_candidate(doc, S, R, chosen[0][0], chosen[-1][1], align, LEVELS.index("elision"))
+        before = [c for c in chosen if max(c.align) < m]
+        after = [c for c in chosen if min(c.align) > m]
+        lo = before[-1].end if before else chosen[0].start
+        hi = after[0].start if after else chosen[-1].end
+        align[m] = alt[m] = (lo, hi)
+    placed = Placement(chosen[0].start, chosen[-1].end, align, alt)
+    cand = aligned_candidate(doc, S, R, placed, LEVELS.index("elision"))
     return [cand] if cand is not None else []
 
 
@@ -60,9 +63,9 @@ def _resolve_pieces(found: list[list[Placement]]) -> list[Placement] | None:
         for k, options in enumerate(found):
             if k in placed:
                 continue
-            lo = max((placed[j][1] for j in placed if j < k), default=0)
-            hi = min((placed[j][0] for j in placed if j > k), default=1 << 62)
-            fits = [o for o in options if o[0] >= lo and o[1] <= hi]
+            lo = max((placed[j].end for j in placed if j < k), default=0)
+            hi = min((placed[j].start for j in placed if j > k), default=1 << 62)
+            fits = [o for o in options if o.start >= lo and o.end <= hi]
             if not fits:
                 return None
             if len(fits) == 1:
@@ -72,11 +75,11 @@ def _resolve_pieces(found: list[list[Placement]]) -> list[Placement] | None:
         k = min(set(range(len(found))) - placed.keys())
         raise AmbiguousMatch(
             f"a piece of the elided search text fits {len(found[k])} places "
-            f"(lines {', '.join(str(o[0] + 1) for o in found[k][:MAX_SHOWN])})",
+            f"(lines {', '.join(str(o.start + 1) for o in found[k][:MAX_SHOWN])})",
             "add a line of context to each piece between '...' lines so it is unique",
-            [o[0] + 1 for o in found[k]],
+            [o.start + 1 for o in found[k]],
         )
     chosen = [placed[k] for k in range(len(found))]
-    if any(a[1] > b[0] for a, b in itertools.pairwise(chosen)):
+    if any(a.end > b.start for a, b in itertools.pairwise(chosen)):
         return None
     return chosen

@@ -2,54 +2,57 @@
 
 from __future__ import annotations
 
-from codeloop.edit.matching.base import LEVELS, Candidate
+from codeloop.edit.brackets import Anchor, same_bracket
+from codeloop.edit.indent import fit_indent
+from codeloop.edit.matching.base import LEVELS, Candidate, Fit
 from codeloop.edit.normalize import (
     LineFix,
-    aligned_prefix,
     columns,
-    fit_indent,
     identity,
     lead,
-    structural,
     trailing_fix,
     unicode_fix,
 )
 
 
-def fixer(level: int, pairs: list[tuple[str, str]]) -> LineFix | None:
-    """The fix-up applied to new lines given the level and the aligned (search, file) lines."""
+def fixer(level: int, pairs: list[tuple[str, str]]) -> Fit | None:
+    """The fix-up applied to new lines given the level and the aligned (search, file) lines;
+    None when no indentation rule maps the search's lines onto the file's."""
     fixes: list[LineFix] = [trailing_fix(pairs)]
-    if level >= LEVELS.index("indentation"):
-        nonblank = [p for p in pairs if p[0].strip()]
-        reindent = (fit_indent(nonblank) or fit_indent(structural(nonblank))) if pairs else identity
-        if reindent is None:
-            return None
-        fixes.append(reindent)
     if level >= LEVELS.index("unicode"):
         fixes.insert(0, unicode_fix(pairs))
+    reindent: LineFix = identity
+    aligns = False
+    if level >= LEVELS.index("indentation") and pairs:
+        fitted = fit_indent([p for p in pairs if p[0].strip()])
+        if fitted is None:
+            return None
+        reindent, aligns = fitted
     fixes = [f for f in fixes if f is not identity]
-    if not fixes:
-        return identity
 
-    def fix(line: str) -> str:
+    def content(line: str) -> str:
         for f in fixes:
             line = f(line)
         return line
 
-    return fix
+    return Fit(content if fixes else identity, reindent, aligns)
 
 
-def fix_new(cand: Candidate, R: list[str], j: int, out: list[str]) -> str:
-    """A new line fitted to the file.
+def fix_new(cand: Candidate, R: list[str], j: int, placed: dict[int, str],
+            anchors: list[Anchor | None]) -> str:
+    """A new line fitted to the file; `placed` holds the output of earlier replacement lines
+    and `anchors` the bracket each replacement line continues (see `brackets.enclosing`).
 
-    Under a scaled indent (say 2 -> 4 spaces), a continuation line the model aligned under
-    the previous line's open bracket is aligned under the same bracket in the file's text.
+    When widths map by a table (say 2 -> 4 spaces), a continuation line the model aligned
+    under an open bracket is aligned under the same bracket in the file's text.
     """
-    line = cand.fix(R[j])
-    width = columns(lead(R[j]))
-    if cand.levels is not None and out and j > 0 and width not in cand.levels:
-        theirs = aligned_prefix(R[j - 1])
-        ours = aligned_prefix(out[-1])
-        if theirs is not None and ours is not None and columns(theirs) == width:
-            return ours + line.lstrip()
-    return line
+    fit, line = cand.fix, R[j]
+    at = anchors[j] if fit.aligns and line.strip() else None
+    if at is not None and at[0] in placed:
+        k, col = at
+        spare = columns(lead(line)) - columns(R[k][:col + 1])
+        ours = same_bracket(R[k], col, placed[k])
+        if spare >= 0 and ours is not None:
+            under = "".join(c if c == "\t" else " " for c in placed[k][:ours + 1])
+            return under + " " * spare + fit.content(line).lstrip()
+    return fit(line)

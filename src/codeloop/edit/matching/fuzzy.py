@@ -10,7 +10,7 @@ from rapidfuzz import fuzz
 from codeloop.edit.matching.base import LEVELS, Candidate, Span
 from codeloop.edit.matching.document import Document
 from codeloop.edit.matching.fitting import fixer
-from codeloop.edit.normalize import key_fold, scaled_levels
+from codeloop.edit.normalize import key_fold
 
 # Fuzzy matching accepts a window only this similar (0-100) and this far ahead of the
 # best window that does not overlap it.
@@ -87,8 +87,7 @@ def fuzzy(doc: Document, S: list[str], R: list[str]) -> list[Candidate]:
     fix = fixer(LEVELS.index("unicode"), exact_pairs)
     if fix is None:
         return []
-    return [Candidate(scan.start, scan.end, [align.get(i) for i in range(len(S))], fix,
-                      scaled_levels(exact_pairs))]
+    return [Candidate(scan.start, scan.end, [align.get(i) for i in range(len(S))], fix)]
 
 
 def closest_region(doc: Document, S: list[str]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from codeloop.edit.errors import BadReplacement, NoMatch
+from codeloop.edit.indent import check_new_indent
 from codeloop.edit.matching.base import LEVELS, Edit, EditResult
 from codeloop.edit.matching.blank_lines import blank_lines
 from codeloop.edit.matching.choose import choose
@@ -45,6 +46,10 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
             R = split_lines(replace)
         done = replace_substring(text, search, replace, edit, path)
         if done is not None:
+            # The first line may continue a line of the file, so its indentation is not its own.
+            old = set(S)
+            new = [j for j, r in enumerate(R) if j and r not in old]
+            check_new_indent(lambda: text.split("\n"), R, new, path)
             return done
         first = 1
     elif not edit.replace_all:
@@ -52,10 +57,12 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
         if style is not identity:
             R = [style(r) for r in R]
         hits = line_hits(text, S)
-        if len(hits) == 1:
-            return splice(text, hits[0], S, R)
         if hits:
-            return splice(text, choose_hit(text, hits, S, edit, path), S, R)
+            old = set(S)
+            check_new_indent(lambda: text.split("\n"), R, [j for j, r in enumerate(R) if r not in old],
+                             path)
+            at = hits[0] if len(hits) == 1 else choose_hit(text, hits, S, edit, path)
+            return splice(text, at, S, R)
         first = 1
     doc = Document(text)
     for level in LEVELS[first:]:
@@ -73,7 +80,7 @@ def apply_edit(text: str, edit: Edit, path: str = "the file") -> EditResult:
         if edit.replace_all:
             return apply_all(doc, cands, S, R, level, path)
         chosen = choose(doc, cands, edit, level, path)
-        return apply_one(doc, chosen, S, R, level)
+        return apply_one(doc, chosen, S, R, level, path)
     raise NoMatch(f"the search text was not found in {path}. {closest_region(doc, S)}",
                   "copy the lines to change exactly as the file has them, with a few lines of context")
 

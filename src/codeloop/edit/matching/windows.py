@@ -8,7 +8,6 @@ from collections.abc import Callable
 from codeloop.edit.matching.base import LEVELS, Candidate, KeyFn
 from codeloop.edit.matching.document import Document, anchor_key, anchor_lines
 from codeloop.edit.matching.fitting import fixer
-from codeloop.edit.normalize import scaled_levels
 
 Finder = Callable[[Document, list[str], list[str]], list[Candidate]]
 
@@ -24,8 +23,7 @@ def positional(level: str, fn: KeyFn) -> Finder:
             fix = fixer(rank, pairs)
             if fix is not None:
                 out.append(Candidate(start, start + len(S),
-                                     [(start + i, start + i + 1) for i in range(len(S))], fix,
-                                     scaled_levels(pairs)))
+                                     [(start + i, start + i + 1) for i in range(len(S))], fix))
         return out
 
     return find
