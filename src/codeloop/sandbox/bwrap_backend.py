@@ -18,12 +18,16 @@ from typing import Any
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_info import SandboxTracker
 from codeloop.sandbox.bwrap_profile import SYSTEM_PYTHON, Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.cgroups import CommandCgroup
 from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
+from codeloop.sandbox.etc_view import data_fd, identity_files
+from codeloop.sandbox.idmap import IdmappedDirs
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
-from codeloop.sandbox.process import run_process
+from codeloop.sandbox.process import Guard, run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
+from codeloop.sandbox.tree_watch import TreeWatch
 from codeloop.sandbox.upper import remove_tree, sanitize_upper
 
 _RUNS_DIR = "sandbox-runs"
@@ -85,6 +89,7 @@ class BwrapSandbox:
         extra_overlays: Mapping[Path, Path] | None = None,
         capabilities: Capabilities | None = None,
         egress: EgressProxy | None = None,
+        etc_root: Path = Path("/etc"),
     ) -> None:
         self.caps = capabilities or probe()
         if not self.caps.isolation_available or self.caps.bwrap_path is None:
@@ -97,6 +102,10 @@ class BwrapSandbox:
         self.tmp_size_mb = tmp_size_mb
         self.shm_size_mb = shm_size_mb
         self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
+        # As root the command's uid owns nothing: the directories it writes are idmapped.
+        self._map_ids = self._drop is not None and self.caps.workspace_idmap.ok
+        self._idmap: IdmappedDirs | None = None
+        self._etc_root = Path(etc_root)
         self._extra = tuple(Path(p) for p in extra_ro_binds)
         self._extra_rw = tuple(Path(p) for p in extra_rw_binds)
         self._overlays = self._overlay_layers(extra_overlays or {})
@@ -157,11 +166,10 @@ class BwrapSandbox:
                 )
         if self.caps.overlay.ok:
             upper, work = self._scratch(stack, runs)
-            if self._drop is not None:
-                # The view's top directory takes its owner from the upper layer. The command
-                # writes through DAC_OVERRIDE, which access(2) ignores for a non-root uid, so
-                # tools that ask before writing (hypothesis's example database in the cwd)
-                # would see a read-only directory.
+            if self._drop is not None and not (self._map_ids and runs is not None):
+                # The view's top directory takes its owner from the upper layer; without an
+                # idmapped workspace it must be the command's, or tools that ask before
+                # writing (hypothesis's example database in the cwd) see it read-only.
                 os.chown(upper, *self._drop)
             return WorkspaceMount(source, source, upper, work), []
         if self.workspace is not None and getattr(self.workspace, "kind", "") == "copy":
@@ -188,6 +196,7 @@ class BwrapSandbox:
             mount, notes = self._mount(cwd, stack)
             fd = program_fd(seccomp_program(allow_unix_sockets=self.egress is not None))
             stack.callback(os.close, fd)
+            etc = self._etc_files(stack)
             tracker = stack.enter_context(SandboxTracker())
             profile = Profile(
                 mount=mount,
@@ -195,29 +204,85 @@ class BwrapSandbox:
                 env=command_env(env, home="/tmp"),
                 seccomp_fd=fd,
                 info_fd=tracker.write_fd,
-                tmp_size_mb=self.tmp_size_mb,
-                shm_size_mb=self.shm_size_mb,
+                # tmpfs is RAM: never more of it than the command's memory limit.
+                tmp_size_mb=min(self.tmp_size_mb, lim.memory_mb),
+                shm_size_mb=min(self.shm_size_mb, lim.memory_mb),
                 drop_to=self._drop,
                 extra_ro_binds=self._extra,
                 extra_rw_binds=self._extra_rw,
                 extra_overlays=self._overlays,
                 egress_socket=self.egress.socket_path if self.egress else None,
                 git_config=self._git_config(mount, self._runs_dir()),
+                etc_root=self._etc_root,
+                etc_files=etc,
             )
-            launcher, preexec = _rlimits(lim)
+            fds = [fd, tracker.write_fd, *(f for f, _ in etc)]
+            tmpfs = {"/tmp": profile.tmp_size_mb << 20, "/dev/shm": profile.shm_size_mb << 20}
+            launcher, guard, group = self._tree_limits(lim, tmpfs, stack)
+            idmap = self._idmapped(mount)
+            if idmap is not None:
+                launcher += idmap.launcher()
+                fds.append(idmap.fd)
+            rlimits, preexec = _rlimits(lim)
             outcome = run_process(
-                [*launcher, *bwrap_argv(self._bwrap, profile, command)],
+                [*launcher, *rlimits, *bwrap_argv(self._bwrap, profile, command)],
                 cwd=Path("/"),
                 env=launcher_env(),
                 timeout_s=lim.timeout_s,
                 max_output_bytes=lim.max_output_bytes,
-                pass_fds=(fd, tracker.write_fd),
+                pass_fds=tuple(fds),
                 preexec_fn=preexec,
                 started=tracker.started,
                 finished=tracker.finished,
+                guard=guard,
             )
+            if outcome.limit is None and group is not None:
+                # The kernel may have killed one process for memory and the command ended.
+                outcome.limit = group.exceeded()
             notes += self._merge(mount.upper)
         return outcome.result(self.name, notes)
+
+    def _etc_files(self, stack: ExitStack) -> list[tuple[int, str]]:
+        uid, gid = self._drop or (os.getuid(), os.getgid())
+        files = []
+        for name, data in identity_files(uid, gid).items():
+            fd = data_fd(data, name)
+            stack.callback(os.close, fd)
+            files.append((fd, name))
+        return files
+
+    def _tree_limits(self, lim: Limits, tmpfs: dict[str, int], stack: ExitStack
+                     ) -> tuple[list[str], Guard, CommandCgroup | None]:
+        """Memory and processes for the whole command: a cgroup where one works, else polling
+        (`tmpfs`: the sandbox's tmpfs mounts and sizes, RAM that the poll counts too)."""
+        plan = self.caps.cgroup_plan
+        if plan is None:
+            return [], TreeWatch(lim, tmpfs=tmpfs), None
+        group = stack.enter_context(CommandCgroup(plan, lim))
+        if group.has_pids:
+            return group.launcher(), group.exceeded, group
+        count = TreeWatch(lim, memory=False)
+        return group.launcher(), lambda pid: group.exceeded() or count(pid), group
+
+    def _idmapped(self, mount: WorkspaceMount) -> IdmappedDirs | None:
+        """The namespace where the directories commands write look owned by their uid."""
+        if not self._map_ids or self._drop is None:
+            return None
+        dirs = [lower for lower, _, _ in self._overlays]
+        dirs += [upper.parent for _, upper, _ in self._overlays]
+        dirs += self._extra_rw
+        runs = self._runs_dir()
+        if runs is not None:
+            runs.mkdir(exist_ok=True)
+            dirs = [mount.source, runs, *dirs]
+        dirs = list(dict.fromkeys(dirs))
+        if not dirs:
+            return None
+        if self._idmap is None or not self._idmap.covers(dirs):
+            if self._idmap is not None:
+                self._idmap.close()
+            self._idmap = IdmappedDirs(dirs, self._drop[0])
+        return self._idmap
 
     def _git_config(self, mount: WorkspaceMount, runs: Path | None) -> Path | None:
         """A global git config that trusts the workspace's repository, which the dropped uid
