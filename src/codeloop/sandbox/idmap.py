@@ -8,8 +8,10 @@ namespace where each writable directory is an idmapped bind of itself (root <-> 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import struct
 import subprocess
 import sys
 import weakref
@@ -24,9 +26,22 @@ _HELPER = Path(__file__).with_name("idmap_helper.py")
 _SETUP_TIMEOUT_S = 20.0
 
 
-def _identity(path: Path) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
+_FS_IOC_GETVERSION = 0x80087601
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    """Device, inode and (where the filesystem has one) the inode's generation: an inode
+    number is reused at once for a new directory, which the held mount would not show."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        try:
+            generation = struct.unpack("l", fcntl.ioctl(fd, _FS_IOC_GETVERSION, bytes(8)))[0]
+        except OSError:
+            generation = 0
+        return st.st_dev, st.st_ino, generation
+    finally:
+        os.close(fd)
 
 
 class IdmappedDirs:
