@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import tempfile
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -105,6 +106,7 @@ class BwrapSandbox:
         # As root the command's uid owns nothing: the directories it writes are idmapped.
         self._map_ids = self._drop is not None and self.caps.workspace_idmap.ok
         self._idmap: IdmappedDirs | None = None
+        self._private_runs: Path | None = None
         self._etc_root = Path(etc_root)
         self._extra = tuple(Path(p) for p in extra_ro_binds)
         self._extra_rw = tuple(Path(p) for p in extra_rw_binds)
@@ -146,15 +148,21 @@ class BwrapSandbox:
         return upper, work
 
     def _runs_dir(self) -> Path | None:
-        if self.workspace is None:
+        if self.workspace is not None:
+            return Path(os.path.realpath(self.workspace.path)).parent / _RUNS_DIR
+        if not self._map_ids:
             return None
-        return Path(os.path.realpath(self.workspace.path)).parent / _RUNS_DIR
+        # Without a workspace the upper layers still need an idmapped home: a private one.
+        if self._private_runs is None:
+            self._private_runs = Path(tempfile.mkdtemp(prefix="codeloop-runs-"))
+            weakref.finalize(self, remove_tree, self._private_runs)
+        return self._private_runs
 
     def _mount(self, cwd: Path, stack: ExitStack) -> tuple[WorkspaceMount, list[str]]:
         if self.workspace is None:
             # No workspace: the directory is visible, and writes are thrown away.
             source = cwd
-            runs: Path | None = None
+            runs = self._runs_dir()
         else:
             source = Path(os.path.realpath(self.workspace.path))
             # Beside the merged view, on its filesystem, so absorbing is a rename.
@@ -275,7 +283,10 @@ class BwrapSandbox:
         if runs is not None:
             runs.mkdir(exist_ok=True)
             dirs = [mount.source, runs, *dirs]
-        dirs = list(dict.fromkeys(dirs))
+        # A directory inside another one is mapped with it (an idmapped mount cannot be
+        # idmapped again).
+        dirs = list(dict.fromkeys(Path(os.path.realpath(d)) for d in dirs))
+        dirs = [d for d in dirs if not any(o in d.parents for o in dirs)]
         if not dirs:
             return None
         if self._idmap is None or not self._idmap.covers(dirs):
@@ -288,7 +299,7 @@ class BwrapSandbox:
         """A global git config that trusts the workspace's repository, which the dropped uid
         does not own (git refuses such a repository; tools that clean GIT_* variables from
         the environment still read $HOME/.gitconfig)."""
-        if self._drop is None or runs is None:
+        if self._drop is None or runs is None or self.workspace is None:
             return None
         runs.mkdir(exist_ok=True)
         path = runs / "gitconfig"
