@@ -101,7 +101,8 @@ def _mount_point_parents(paths: Sequence[Path]) -> list[str]:
     """Traversable (0755) parents for bind targets, created before bwrap makes them 0700.
 
     The command holds no capability, so a 0700 root-owned parent would hide the workspace
-    (or a tool) from it.
+    (or a tool) from it. Parents inside the sized /tmp are as writable as /tmp itself
+    (sticky 1777), as they are when bwrap runs as the user: writes there stay in the tmpfs.
     """
     made: list[str] = []
     for path in paths:
@@ -113,7 +114,7 @@ def _mount_point_parents(paths: Sequence[Path]) -> list[str]:
             made.append(text)
     args: list[str] = []
     for text in made:
-        args += ["--perms", "0755", "--dir", text]
+        args += ["--perms", "1777" if text.startswith("/tmp/") else "0755", "--dir", text]
     return args
 
 
