@@ -12,14 +12,14 @@ import os
 import pwd
 from pathlib import Path
 
-# Relative to /etc; patterns are expanded on the host.
+# Relative to /etc; patterns are expanded on the host. Each entry is a bind mount per
+# command, so the list stays short: name lookup, the dynamic loader, time, certificates,
+# the distribution's name, MIME types, and the system Python's and Java's own settings.
 ETC_ALLOWED = (
     "hosts",
     "host.conf",
     "resolv.conf",
     "nsswitch.conf",
-    "gai.conf",
-    "networks",
     "protocols",
     "services",
     "ld.so.cache",
@@ -30,14 +30,8 @@ ETC_ALLOWED = (
     "alternatives",
     "ssl/certs",
     "ssl/openssl.cnf",
-    "ca-certificates",
-    "ca-certificates.conf",
     "os-release",
-    "debian_version",
-    "lsb-release",
     "mime.types",
-    "magic",
-    "magic.mime",
     "python3",
     "python3.*",
     "java-*",
