@@ -126,6 +126,28 @@ def test_idmapped_dirs_show_root_files_as_the_sandbox_uid(tmp_path: Path) -> Non
         mapped.close()
 
 
+def test_root_owned_trees_are_writable_to_commands_and_stay_unchanged(
+    tmp_path: Path, caps: Capabilities
+) -> None:
+    # As root the command's uid owns nothing; without CAP_DAC_OVERRIDE it edits root's
+    # files in the directory it works in (an in-place build, a test cache) only because that
+    # directory and the toolchain's writable ones are idmapped to it.
+    repo, venv, layer = tmp_path / "repo", tmp_path / "venv", tmp_path / "venv-layer"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("x = 1\n")
+    (venv / "lib").mkdir(parents=True)
+    box = BwrapSandbox(capabilities=caps, extra_overlays={venv: layer})
+    result = box.run(
+        f"echo 'x = 2' > pkg/mod.py && mkdir pkg/build && echo so > pkg/build/ext.so &&"
+        f" echo pth > {venv}/lib/editable.pth && cat pkg/mod.py", cwd=repo)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "x = 2"
+    assert (repo / "pkg" / "mod.py").read_text() == "x = 1\n"  # no workspace: discarded
+    assert not (venv / "lib" / "editable.pth").exists()
+    kept = layer / "upper" / "lib" / "editable.pth"
+    assert kept.read_text() == "pth\n" and kept.stat().st_uid == os.getuid()
+
+
 def test_bwrap_keeps_only_what_setpriv_needs(tmp_path: Path) -> None:
     mount = WorkspaceMount(tmp_path, tmp_path)
     dropped = bwrap_argv("bwrap", Profile(mount, tmp_path, {}, 3, 8, 8, drop_to=(7, 7)), "true")
