@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import tempfile
+import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -107,6 +108,7 @@ class BwrapSandbox:
         self._map_ids = self._drop is not None and self.caps.workspace_idmap.ok
         self._idmap: IdmappedDirs | None = None
         self._private_runs: Path | None = None
+        self._lock = threading.RLock()
         self._etc_root = Path(etc_root)
         self._extra = tuple(Path(p) for p in extra_ro_binds)
         self._extra_rw = tuple(Path(p) for p in extra_rw_binds)
@@ -153,10 +155,11 @@ class BwrapSandbox:
         if not self._map_ids:
             return None
         # Without a workspace the upper layers still need an idmapped home: a private one.
-        if self._private_runs is None:
-            self._private_runs = Path(tempfile.mkdtemp(prefix="codeloop-runs-"))
-            weakref.finalize(self, remove_tree, self._private_runs)
-        return self._private_runs
+        with self._lock:
+            if self._private_runs is None:
+                self._private_runs = Path(tempfile.mkdtemp(prefix="codeloop-runs-"))
+                weakref.finalize(self, remove_tree, self._private_runs)
+            return self._private_runs
 
     def _mount(self, cwd: Path, stack: ExitStack) -> tuple[WorkspaceMount, list[str]]:
         if self.workspace is None:
@@ -226,7 +229,7 @@ class BwrapSandbox:
             )
             fds = [fd, tracker.write_fd, *(f for f, _ in etc)]
             tmpfs = {"/tmp": profile.tmp_size_mb << 20, "/dev/shm": profile.shm_size_mb << 20}
-            launcher, guard, group = self._tree_limits(lim, tmpfs, stack)
+            launcher, guard, group = self._tree_limits(lim, tmpfs, stack, notes)
             idmap = self._idmapped(mount)
             if idmap is not None:
                 launcher += idmap.launcher()
@@ -259,14 +262,18 @@ class BwrapSandbox:
             files.append((fd, name))
         return files
 
-    def _tree_limits(self, lim: Limits, tmpfs: dict[str, int], stack: ExitStack
-                     ) -> tuple[list[str], Guard, CommandCgroup | None]:
+    def _tree_limits(self, lim: Limits, tmpfs: dict[str, int], stack: ExitStack,
+                     notes: list[str]) -> tuple[list[str], Guard, CommandCgroup | None]:
         """Memory and processes for the whole command: a cgroup where one works, else polling
         (`tmpfs`: the sandbox's tmpfs mounts and sizes, RAM that the poll counts too)."""
         plan = self.caps.cgroup_plan
         if plan is None:
             return [], TreeWatch(lim, tmpfs=tmpfs), None
-        group = stack.enter_context(CommandCgroup(plan, lim))
+        try:
+            group = stack.enter_context(CommandCgroup(plan, lim))
+        except SandboxUnavailable as exc:
+            notes.append(f"{exc.message}; the command's memory is limited by polling instead")
+            return [], TreeWatch(lim, tmpfs=tmpfs), None
         if group.has_pids:
             return group.launcher(), group.exceeded, group
         count = TreeWatch(lim, memory=False)
@@ -276,6 +283,10 @@ class BwrapSandbox:
         """The namespace where the directories commands write look owned by their uid."""
         if not self._map_ids or self._drop is None:
             return None
+        with self._lock:
+            return self._idmapped_locked(mount, self._drop[0])
+
+    def _idmapped_locked(self, mount: WorkspaceMount, uid: int) -> IdmappedDirs | None:
         dirs = [lower for lower, _, _ in self._overlays]
         dirs += [upper.parent for _, upper, _ in self._overlays]
         dirs += self._extra_rw
@@ -290,9 +301,8 @@ class BwrapSandbox:
         if not dirs:
             return None
         if self._idmap is None or not self._idmap.covers(dirs):
-            if self._idmap is not None:
-                self._idmap.close()
-            self._idmap = IdmappedDirs(dirs, self._drop[0])
+            # A command still running keeps the old one alive; it closes when unused.
+            self._idmap = IdmappedDirs(dirs, uid)
         return self._idmap
 
     def _git_config(self, mount: WorkspaceMount, runs: Path | None) -> Path | None:

@@ -96,7 +96,8 @@ def _candidates(root: bool) -> list[CgroupPlan]:
             mine = _located(mroot, point, own[""])
             if mine is not None:
                 # Our own cgroup, or its parent when we sit in a delegated leaf.
-                plans += [CgroupPlan(2, d, d) for d in (mine, mine.parent) if _v2_ready(d)]
+                near = [mine, mine.parent] if mine != Path(point) else [mine]
+                plans += [CgroupPlan(2, d, d) for d in near if _v2_ready(d)]
     if root:
         def v1(controller: str) -> Path | None:
             for mroot, point, fstype, opts in mounts:
