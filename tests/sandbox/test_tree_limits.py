@@ -17,7 +17,7 @@ import pytest
 from codeloop.sandbox.base import Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
-from codeloop.sandbox.cgroups import CommandCgroup, find_plan
+from codeloop.sandbox.cgroups import CommandCgroup, find_plan, sweep_stale
 from codeloop.sandbox.etc_view import etc_entries
 from codeloop.sandbox.idmap import IdmappedDirs
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
@@ -101,6 +101,24 @@ def test_a_command_cgroup_carries_the_limits_and_is_removed(caps: Capabilities) 
         assert memory.name in joined
         assert group.exceeded() is None
     assert not memory.exists()
+
+
+def test_cgroups_of_a_process_gone_are_swept(caps: Capabilities) -> None:
+    plan = caps.cgroup_plan
+    if plan is None:
+        pytest.skip(f"CANNOT EXERCISE: no usable cgroup here ({caps.cgroups.detail})")
+    # A pid above pid_max never runs: its empty cgroup is a crashed process's leftover.
+    dead = plan.memory_parent / "codeloop-99999999-deadbeef"
+    mine = plan.memory_parent / f"codeloop-{os.getpid()}-0badcafe"
+    dead.mkdir()
+    mine.mkdir()
+    try:
+        sweep_stale(plan)
+        assert not dead.exists() and mine.exists()
+    finally:
+        for d in (dead, mine):
+            if d.exists():
+                d.rmdir()
 
 
 def test_idmapped_dirs_show_root_files_as_the_sandbox_uid(tmp_path: Path) -> None:

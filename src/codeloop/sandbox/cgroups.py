@@ -13,6 +13,7 @@ import os
 import secrets
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,7 @@ def find_plan(root: bool) -> tuple[CgroupPlan | None, str]:
     for plan in candidates:
         problem = _trial(plan)
         if problem is None:
+            sweep_stale(plan)
             return plan, plan.describe()
         tried.append(f"v{plan.version} at {plan.memory_parent}: {problem}")
     if tried:
@@ -238,15 +240,59 @@ class CommandCgroup:
                         os.kill(int(pid), signal.SIGKILL)
 
     def close(self) -> None:
-        """Kill what is left and remove the cgroups (they empty as the killed processes exit)."""
+        """Kill what is left and remove the cgroups (they empty as the killed processes exit;
+        one still busy after a while is left to a background sweep)."""
         for directory in reversed(self.dirs):
             for _ in range(_RMDIR_TRIES):
-                try:
-                    directory.rmdir()
+                if _removed(directory):
                     break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    self.kill()
-                    time.sleep(0.005)
+                self.kill()
+                time.sleep(0.005)
+            else:
+                _sweep_later(directory)
         self.dirs = []
+
+
+def _removed(directory: Path) -> bool:
+    try:
+        directory.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+_late: list[Path] = []
+_late_lock = threading.Lock()
+_LATE_TRIES = 600  # x 0.2 s: a killed tree freeing gigabytes on a loaded machine
+
+
+def _sweep_later(directory: Path) -> None:
+    with _late_lock:
+        _late.append(directory)
+        if len(_late) == 1:
+            threading.Thread(target=_sweep, name="codeloop-cgroup-sweep", daemon=True).start()
+
+
+def _sweep() -> None:
+    for _ in range(_LATE_TRIES):
+        time.sleep(0.2)
+        with _late_lock:
+            _late[:] = [d for d in _late if not _removed(d)]
+            if not _late:
+                return
+    with _late_lock:
+        _late.clear()  # `sweep_stale` of a later process takes what is left
+
+
+def sweep_stale(plan: CgroupPlan) -> None:
+    """Remove empty per-command cgroups that a process which no longer runs left behind."""
+    for parent in (plan.memory_parent, plan.pids_parent):
+        if parent is None:
+            continue
+        with contextlib.suppress(OSError):
+            for directory in parent.glob("codeloop-*-*"):
+                pid = directory.name.split("-")[1]
+                if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                    _removed(directory)
