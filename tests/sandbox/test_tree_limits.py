@@ -96,8 +96,13 @@ def test_a_command_cgroup_carries_the_limits_and_is_removed(caps: Capabilities) 
         assert (memory / limit).read_text().strip() == str(123 << 20)
         pids = [d for d in group.dirs if (d / "pids.max").exists()]
         assert all((d / "pids.max").read_text().strip() == "47" for d in pids)
-        joined = subprocess.run([*group.launcher(), "/bin/cat", "/proc/self/cgroup"],
-                                capture_output=True, text=True, check=True).stdout
+        sleeper = subprocess.Popen(["/bin/sleep", "30"])
+        try:
+            group.adopt([sleeper.pid])
+            joined = Path(f"/proc/{sleeper.pid}/cgroup").read_text()
+        finally:
+            sleeper.kill()
+            sleeper.wait()
         assert memory.name in joined
         assert group.exceeded() is None
     assert not memory.exists()

@@ -29,7 +29,7 @@ from codeloop.sandbox.idmap import IdmappedDirs
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
 from codeloop.sandbox.process import Guard, run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
-from codeloop.sandbox.tree_watch import TreeWatch
+from codeloop.sandbox.tree_watch import TreeWatch, tree
 from codeloop.sandbox.upper import remove_tree, sanitize_upper
 
 _RUNS_DIR = "sandbox-runs"
@@ -72,6 +72,14 @@ def _rlimits(limits: Limits) -> tuple[list[str], Callable[[], None] | None]:
             resource.setrlimit(which, (soft, hard))
 
     return [], apply
+
+
+def _pipe(stack: ExitStack) -> tuple[int, int]:
+    """A pipe (read end for the child, write end kept), closed when `stack` closes."""
+    read, write = os.pipe2(os.O_CLOEXEC)
+    stack.callback(os.close, read)
+    stack.callback(os.close, write)
+    return read, write
 
 
 class BwrapSandbox:
@@ -203,21 +211,25 @@ class BwrapSandbox:
     ) -> CommandResult:
         lim = limits or Limits()
         cwd = Path(os.path.realpath(cwd))
+        # tmpfs is RAM: never more of it than the command's memory limit.
+        tmp_mb, shm_mb = min(self.tmp_size_mb, lim.memory_mb), min(self.shm_size_mb, lim.memory_mb)
         with ExitStack() as stack:
             mount, notes = self._mount(cwd, stack)
             fd = program_fd(seccomp_program(allow_unix_sockets=self.egress is not None))
             stack.callback(os.close, fd)
             etc = self._etc_files(stack)
             tracker = stack.enter_context(SandboxTracker())
+            guard, group = self._tree_limits(
+                lim, {"/tmp": tmp_mb << 20, "/dev/shm": shm_mb << 20}, stack, notes)
+            gate = _pipe(stack) if group is not None else None
             profile = Profile(
                 mount=mount,
                 cwd=cwd,
                 env=command_env(env, home="/tmp"),
                 seccomp_fd=fd,
                 info_fd=tracker.write_fd,
-                # tmpfs is RAM: never more of it than the command's memory limit.
-                tmp_size_mb=min(self.tmp_size_mb, lim.memory_mb),
-                shm_size_mb=min(self.shm_size_mb, lim.memory_mb),
+                tmp_size_mb=tmp_mb,
+                shm_size_mb=shm_mb,
                 drop_to=self._drop,
                 extra_ro_binds=self._extra,
                 extra_rw_binds=self._extra_rw,
@@ -226,14 +238,23 @@ class BwrapSandbox:
                 git_config=self._git_config(mount, self._runs_dir()),
                 etc_root=self._etc_root,
                 etc_files=etc,
+                block_fd=gate[0] if gate else None,
             )
-            fds = [fd, tracker.write_fd, *(f for f, _ in etc)]
-            tmpfs = {"/tmp": profile.tmp_size_mb << 20, "/dev/shm": profile.shm_size_mb << 20}
-            launcher, guard, group = self._tree_limits(lim, tmpfs, stack, notes)
+            fds = [fd, tracker.write_fd, *(f for f, _ in etc), *(gate[:1] if gate else [])]
+            launcher: list[str] = []
             idmap = self._idmapped(mount)
             if idmap is not None:
                 launcher += idmap.launcher()
                 fds.append(idmap.fd)
+
+            def started(pid: int) -> None:
+                tracker.started()
+                if group is not None and gate is not None:
+                    # bwrap waits on the gate: its processes join the cgroup before the
+                    # command exists (moving them here overlaps bwrap's own set-up).
+                    group.adopt(tree(pid))
+                    os.write(gate[1], b"go")
+
             rlimits, preexec = _rlimits(lim)
             outcome = run_process(
                 [*launcher, *rlimits, *bwrap_argv(self._bwrap, profile, command)],
@@ -243,7 +264,7 @@ class BwrapSandbox:
                 max_output_bytes=lim.max_output_bytes,
                 pass_fds=tuple(fds),
                 preexec_fn=preexec,
-                started=tracker.started,
+                started=started,
                 finished=tracker.finished,
                 guard=guard,
             )
@@ -263,21 +284,21 @@ class BwrapSandbox:
         return files
 
     def _tree_limits(self, lim: Limits, tmpfs: dict[str, int], stack: ExitStack,
-                     notes: list[str]) -> tuple[list[str], Guard, CommandCgroup | None]:
+                     notes: list[str]) -> tuple[Guard, CommandCgroup | None]:
         """Memory and processes for the whole command: a cgroup where one works, else polling
         (`tmpfs`: the sandbox's tmpfs mounts and sizes, RAM that the poll counts too)."""
         plan = self.caps.cgroup_plan
         if plan is None:
-            return [], TreeWatch(lim, tmpfs=tmpfs), None
+            return TreeWatch(lim, tmpfs=tmpfs), None
         try:
             group = stack.enter_context(CommandCgroup(plan, lim))
         except SandboxUnavailable as exc:
             notes.append(f"{exc.message}; the command's memory is limited by polling instead")
-            return [], TreeWatch(lim, tmpfs=tmpfs), None
+            return TreeWatch(lim, tmpfs=tmpfs), None
         if group.has_pids:
-            return group.launcher(), group.exceeded, group
+            return group.exceeded, group
         count = TreeWatch(lim, memory=False)
-        return group.launcher(), lambda pid: group.exceeded() or count(pid), group
+        return (lambda pid: group.exceeded() or count(pid)), group
 
     def _idmapped(self, mount: WorkspaceMount) -> IdmappedDirs | None:
         """The namespace where the directories commands write look owned by their uid."""

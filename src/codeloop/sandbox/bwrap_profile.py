@@ -56,6 +56,8 @@ class Profile:
     etc_root: Path = Path("/etc")
     # Generated /etc files: (fd holding the content, name under /etc), e.g. passwd.
     etc_files: Sequence[tuple[int, str]] = field(default_factory=tuple)
+    # bwrap holds the command back until a byte arrives here (its cgroup is joined first).
+    block_fd: int | None = None
 
 
 def _system_view(profile: Profile) -> list[str]:
@@ -194,6 +196,8 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args += ["--seccomp", str(profile.seccomp_fd)]
     if profile.info_fd is not None:
         args += ["--info-fd", str(profile.info_fd)]
+    if profile.block_fd is not None:
+        args += ["--block-fd", str(profile.block_fd)]
     # bwrap as root keeps every capability unless told otherwise, and takes one per flag.
     args += ["--cap-drop", "ALL"]
     if profile.drop_to is not None:

@@ -2,8 +2,9 @@
 
 Found once per process and degraded in order: cgroup v2 where a subtree is delegated to us,
 cgroup v1's memory (and pids) controllers as root, else none (rlimits plus RSS polling, see
-`tree_watch`). A command's cgroup is made before it starts, joined by the launcher before
-bwrap runs (so nothing forks outside it), killed and removed when the command ends.
+`tree_watch`). A command's cgroup is made before bwrap starts; bwrap's processes are moved
+in while it holds the command back (`--block-fd`), so nothing the command runs starts
+outside it; it is killed and removed when the command ends.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +24,6 @@ from codeloop.sandbox.base import Limits
 from codeloop.sandbox.environment import launcher_env
 from codeloop.sandbox.errors import SandboxUnavailable
 
-# The launcher writes its own pid into each cgroup.procs given before "--", then execs the rest.
-_JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 # bwrap's own processes in the cgroup (the launcher that becomes bwrap, and the sandbox's init).
 BWRAP_PROCESSES = 2
 _RMDIR_TRIES = 200
@@ -141,13 +141,19 @@ def find_plan(root: bool) -> tuple[CgroupPlan | None, str]:
 
 
 def _trial(plan: CgroupPlan) -> str | None:
+    """Make a cgroup, move a real process in, see it there, remove it all."""
     try:
         with CommandCgroup(plan, Limits(memory_mb=64, max_processes=8)) as group:
-            proc = subprocess.run([*group.launcher(), "/bin/true"], env=launcher_env(),
-                                  capture_output=True, text=True, timeout=20)
-            if proc.returncode != 0:
-                return (proc.stderr or f"exit {proc.returncode}").strip()[:200]
-    except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
+            proc = subprocess.Popen(["/bin/sleep", "10"], env=launcher_env())
+            try:
+                group.adopt([proc.pid])
+                joined = Path(f"/proc/{proc.pid}/cgroup").read_text()
+            finally:
+                proc.kill()
+                proc.wait()
+            if group.memory.name not in joined:
+                return "a process moved in did not show the cgroup"
+    except (OSError, SandboxUnavailable) as exc:
         return str(exc)[:200]
     return None
 
@@ -168,7 +174,7 @@ def _count(path: Path, key: str) -> int:
 
 
 class CommandCgroup:
-    """One command's cgroup(s) with its limits; the launcher prefix moves the command in."""
+    """One command's cgroup(s) with its limits; `adopt` moves the command's processes in."""
 
     def __init__(self, plan: CgroupPlan, limits: Limits) -> None:
         self.plan = plan
@@ -211,8 +217,11 @@ class CommandCgroup:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def launcher(self) -> list[str]:
-        return ["/bin/sh", "-c", _JOIN, "sh", *(str(d / "cgroup.procs") for d in self.dirs), "--"]
+    def adopt(self, pids: Iterable[int]) -> None:
+        """Move processes (bwrap's, before the command starts) into the cgroups."""
+        for pid in pids:
+            for directory in self.dirs:
+                _write(directory / "cgroup.procs", str(pid))
 
     @property
     def has_pids(self) -> bool:

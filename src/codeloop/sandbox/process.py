@@ -79,14 +79,14 @@ def run_process(
     max_output_bytes: int,
     pass_fds: Sequence[int] = (),
     preexec_fn: Callable[[], None] | None = None,
-    started: Callable[[], None] | None = None,
+    started: Callable[[int], None] | None = None,
     finished: Callable[[], None] | None = None,
     guard: Guard | None = None,
 ) -> ProcessOutcome:
     """Start `argv` in a new session, stream its output, and kill its process group at the end.
 
-    `started` runs right after the spawn, `finished` after the kill (backends hook their
-    bookkeeping there). `guard`, called with the pid while the process runs, names a limit
+    `started` runs right after the spawn (with the pid), `finished` after the kill (backends
+    hook their bookkeeping there). `guard`, called with the pid while the process runs, names a limit
     the command broke; the process group is then killed.
     """
     t0 = time.monotonic()
@@ -105,7 +105,7 @@ def run_process(
     capture = HeadTail(max_output_bytes)
     try:
         if started is not None:
-            started()
+            started(proc.pid)
         timed_out, limit = _pump(proc, capture, t0 + timeout_s, guard)
     finally:
         _kill_group(proc.pid)
