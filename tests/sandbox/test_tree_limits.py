@@ -108,6 +108,19 @@ def test_a_command_cgroup_carries_the_limits_and_is_removed(caps: Capabilities) 
     assert not memory.exists()
 
 
+def test_the_command_starts_inside_its_cgroup(tmp_path: Path, caps: Capabilities) -> None:
+    # bwrap's processes are moved in while bwrap holds the command back: the command's
+    # very first process, and all it forks, are born inside.
+    if caps.cgroup_plan is None:
+        pytest.skip(f"CANNOT EXERCISE: no usable cgroup here ({caps.cgroups.detail})")
+    result = BwrapSandbox(capabilities=caps).run(
+        "cat /proc/self/cgroup; sh -c 'cat /proc/self/cgroup'", cwd=tmp_path)
+    keys = (":memory:", ":pids:") if caps.cgroup_plan.version == 1 else ("0::",)
+    lines = [line for line in result.output.splitlines() if any(k in line for k in keys)]
+    assert len(lines) >= 2 and all(f"codeloop-{os.getpid()}-" in line for line in lines), (
+        result.output)
+
+
 def test_cgroups_of_a_process_gone_are_swept(caps: Capabilities) -> None:
     plan = caps.cgroup_plan
     if plan is None:
