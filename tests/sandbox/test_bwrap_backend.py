@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -195,3 +196,28 @@ def test_git_works_on_the_workspace_repository(repo: Path, tmp_path: Path,
                          ws.path, limits=Limits(timeout_s=60))
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == "first"
+
+
+def test_everyday_tools_run_with_no_capabilities_and_a_trimmed_etc(
+    repo: Path, tmp_path: Path, caps: Capabilities
+) -> None:
+    # The privileges taken away (class 44) must not break ordinary work: interpreters,
+    # package tools, compilers and TLS certificates, on root-owned files when root.
+    ws = open_workspace(repo, tmp_path / "state")
+    (ws.path / "hello.c").write_text('#include <stdio.h>\nint main(void){puts("compiled");}\n')
+    tools = [  # (program that must exist on the host, command, expected output)
+        ("python3", "python3 -c 'import ssl, pwd, os; ssl.create_default_context();"
+                    " print(pwd.getpwuid(os.getuid()).pw_dir)'", "/tmp"),
+        ("python3", "python3 -m pip --version", "pip "),
+        ("git", "git --version && git status --short pkg", "git version"),
+        ("gcc", "gcc -o hello hello.c && ./hello", "compiled"),
+        ("node", "node -e 'console.log(40 + 2)'", "42"),
+        ("python3", "echo 'x = 3' >> pkg/mod.py && python3 -c 'import pkg.mod as m; print(m.x)'",
+         "3"),
+    ]
+    sandbox = BwrapSandbox(ws, capabilities=caps)
+    for tool, command, expected in tools:
+        if shutil.which(tool) is None:
+            continue
+        result = sandbox.run(command, cwd=ws.path, limits=Limits(timeout_s=60))
+        assert result.exit_code == 0 and expected in result.output, (command, result.output)

@@ -69,9 +69,16 @@ def test_doctor_json_reports_every_probe() -> None:
         "landlock",
         "cgroups",
         "user_namespaces",
+        "caps_dropped",
+        "workspace_idmap",
+        "memory_limit",
     ):
         assert set(data[key]) == {"ok", "detail"}
     assert data["isolation_available"] == probe().isolation_available
+    # A whole-command memory limit is always in force, and says by which mechanism.
+    assert data["memory_limit"]["ok"]
+    assert any(m in data["memory_limit"]["detail"]
+               for m in ("cgroup v2", "cgroup v1", "RSS polling"))
 
 
 def test_doctor_table_says_what_is_in_force() -> None:
@@ -79,3 +86,21 @@ def test_doctor_table_says_what_is_in_force() -> None:
     assert result.exit_code == 0, result.output
     assert "seccomp" in result.output
     assert ("in force" in result.output) or ("isolation unavailable" in result.output)
+    assert result.output.count("codeloop sandbox capabilities") == 1  # one table
+    for row in ("capabilities dropped", "whole-command memory limit", "Docker engine"):
+        assert row in result.output
+    if probe().isolation_available:
+        memory = probe().cgroup_plan.mechanism if probe().cgroup_plan else "RSS polling"
+        assert f"memory limit by {memory}" in " ".join(result.output.split())
+
+
+def test_missing_capability_drop_refuses_isolation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stands for a host where a trial command still held a capability.
+    kept = dataclasses.replace(probe(), caps_dropped=Probe(False, "simulated: CapEff=2"))
+    assert not kept.isolation_available
+    monkeypatch.setattr(factory, "probe", lambda: kept)
+    with pytest.raises(SandboxUnavailable) as err:
+        factory.make_sandbox(False, _workspace(tmp_path))
+    assert "simulated: CapEff=2" in err.value.message

@@ -20,8 +20,11 @@ def _rows(caps: Capabilities) -> list[tuple[str, Probe]]:
         ("overlay workspace mounts", caps.overlay),
         ("seccomp deny-list", caps.seccomp),
         ("drop from root", caps.uid_drop),
+        ("capabilities dropped", caps.caps_dropped),
+        ("idmapped workspace (root)", caps.workspace_idmap),
         ("Landlock", caps.landlock),
         ("cgroups", caps.cgroups),
+        ("whole-command memory limit", caps.memory_limit),
     ]
 
 
@@ -32,7 +35,6 @@ def _print(caps: Capabilities, console: Console) -> None:
     table.add_column("detail")
     for name, p in _rows(caps):
         table.add_row(name, "[green]ok[/]" if p.ok else "[red]no[/]", shown(p.detail))
-    console.print(table)
     reachable, detail = docker_reachable()
     table.add_row("Docker engine", "[green]ok[/]" if reachable else "[red]no[/]",
                   shown(f"{detail} (backend used when bwrap cannot isolate, or when configured)"))
@@ -40,9 +42,11 @@ def _print(caps: Capabilities, console: Console) -> None:
     version = caps.bwrap_version or "none"
     console.print(f"bwrap {version} at {caps.bwrap_path or '-'}; running as root: {caps.running_as_root}")
     if caps.isolation_available:
+        memory = caps.cgroup_plan.mechanism if caps.cgroup_plan else "RSS polling"
         console.print(
             "[green]in force:[/] bwrap per command (all namespaces, no network), seccomp "
-            "deny-list, rlimits, minimal read-only system, sized /tmp and /dev/shm"
+            "deny-list, no capabilities, rlimits, whole-command memory limit by "
+            f"{memory}, minimal read-only system, sized /tmp and /dev/shm"
             + (", overlay workspace" if caps.overlay.ok else ", workspace as a private copy")
         )
     else:

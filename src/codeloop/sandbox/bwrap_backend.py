@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import resource
 import tempfile
+import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -18,12 +20,16 @@ from typing import Any
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_info import SandboxTracker
 from codeloop.sandbox.bwrap_profile import SYSTEM_PYTHON, Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.cgroups import CommandCgroup
 from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
+from codeloop.sandbox.etc_view import data_fd, identity_files
+from codeloop.sandbox.idmap import IdmappedDirs
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
-from codeloop.sandbox.process import run_process
+from codeloop.sandbox.process import Guard, run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
+from codeloop.sandbox.tree_watch import TreeWatch, tree
 from codeloop.sandbox.upper import remove_tree, sanitize_upper
 
 _RUNS_DIR = "sandbox-runs"
@@ -68,6 +74,14 @@ def _rlimits(limits: Limits) -> tuple[list[str], Callable[[], None] | None]:
     return [], apply
 
 
+def _pipe(stack: ExitStack) -> tuple[int, int]:
+    """A pipe (read end for the child, write end kept), closed when `stack` closes."""
+    read, write = os.pipe2(os.O_CLOEXEC)
+    stack.callback(os.close, read)
+    stack.callback(os.close, write)
+    return read, write
+
+
 class BwrapSandbox:
     """Run each command under bwrap: no network, a minimal read-only system, the workspace."""
 
@@ -85,6 +99,7 @@ class BwrapSandbox:
         extra_overlays: Mapping[Path, Path] | None = None,
         capabilities: Capabilities | None = None,
         egress: EgressProxy | None = None,
+        etc_root: Path = Path("/etc"),
     ) -> None:
         self.caps = capabilities or probe()
         if not self.caps.isolation_available or self.caps.bwrap_path is None:
@@ -97,6 +112,12 @@ class BwrapSandbox:
         self.tmp_size_mb = tmp_size_mb
         self.shm_size_mb = shm_size_mb
         self._drop = (sandbox_uid, sandbox_uid) if self.caps.running_as_root else None
+        # As root the command's uid owns nothing: the directories it writes are idmapped.
+        self._map_ids = self._drop is not None and self.caps.workspace_idmap.ok
+        self._idmap: IdmappedDirs | None = None
+        self._private_runs: Path | None = None
+        self._lock = threading.RLock()
+        self._etc_root = Path(etc_root)
         self._extra = tuple(Path(p) for p in extra_ro_binds)
         self._extra_rw = tuple(Path(p) for p in extra_rw_binds)
         self._overlays = self._overlay_layers(extra_overlays or {})
@@ -137,15 +158,22 @@ class BwrapSandbox:
         return upper, work
 
     def _runs_dir(self) -> Path | None:
-        if self.workspace is None:
+        if self.workspace is not None:
+            return Path(os.path.realpath(self.workspace.path)).parent / _RUNS_DIR
+        if not self._map_ids:
             return None
-        return Path(os.path.realpath(self.workspace.path)).parent / _RUNS_DIR
+        # Without a workspace the upper layers still need an idmapped home: a private one.
+        with self._lock:
+            if self._private_runs is None:
+                self._private_runs = Path(tempfile.mkdtemp(prefix="codeloop-runs-"))
+                weakref.finalize(self, remove_tree, self._private_runs)
+            return self._private_runs
 
     def _mount(self, cwd: Path, stack: ExitStack) -> tuple[WorkspaceMount, list[str]]:
         if self.workspace is None:
             # No workspace: the directory is visible, and writes are thrown away.
             source = cwd
-            runs: Path | None = None
+            runs = self._runs_dir()
         else:
             source = Path(os.path.realpath(self.workspace.path))
             # Beside the merged view, on its filesystem, so absorbing is a rename.
@@ -157,11 +185,10 @@ class BwrapSandbox:
                 )
         if self.caps.overlay.ok:
             upper, work = self._scratch(stack, runs)
-            if self._drop is not None:
-                # The view's top directory takes its owner from the upper layer. The command
-                # writes through DAC_OVERRIDE, which access(2) ignores for a non-root uid, so
-                # tools that ask before writing (hypothesis's example database in the cwd)
-                # would see a read-only directory.
+            if self._drop is not None and not (self._map_ids and runs is not None):
+                # The view's top directory takes its owner from the upper layer; without an
+                # idmapped workspace it must be the command's, or tools that ask before
+                # writing (hypothesis's example database in the cwd) see it read-only.
                 os.chown(upper, *self._drop)
             return WorkspaceMount(source, source, upper, work), []
         if self.workspace is not None and getattr(self.workspace, "kind", "") == "copy":
@@ -184,46 +211,126 @@ class BwrapSandbox:
     ) -> CommandResult:
         lim = limits or Limits()
         cwd = Path(os.path.realpath(cwd))
+        # tmpfs is RAM: never more of it than the command's memory limit.
+        tmp_mb, shm_mb = min(self.tmp_size_mb, lim.memory_mb), min(self.shm_size_mb, lim.memory_mb)
         with ExitStack() as stack:
             mount, notes = self._mount(cwd, stack)
             fd = program_fd(seccomp_program(allow_unix_sockets=self.egress is not None))
             stack.callback(os.close, fd)
+            etc = self._etc_files(stack)
             tracker = stack.enter_context(SandboxTracker())
+            guard, group = self._tree_limits(
+                lim, {"/tmp": tmp_mb << 20, "/dev/shm": shm_mb << 20}, stack, notes)
+            gate = _pipe(stack) if group is not None else None
             profile = Profile(
                 mount=mount,
                 cwd=cwd,
                 env=command_env(env, home="/tmp"),
                 seccomp_fd=fd,
                 info_fd=tracker.write_fd,
-                tmp_size_mb=self.tmp_size_mb,
-                shm_size_mb=self.shm_size_mb,
+                tmp_size_mb=tmp_mb,
+                shm_size_mb=shm_mb,
                 drop_to=self._drop,
                 extra_ro_binds=self._extra,
                 extra_rw_binds=self._extra_rw,
                 extra_overlays=self._overlays,
                 egress_socket=self.egress.socket_path if self.egress else None,
                 git_config=self._git_config(mount, self._runs_dir()),
+                etc_root=self._etc_root,
+                etc_files=etc,
+                block_fd=gate[0] if gate else None,
             )
-            launcher, preexec = _rlimits(lim)
+            fds = [fd, tracker.write_fd, *(f for f, _ in etc), *(gate[:1] if gate else [])]
+            launcher: list[str] = []
+            idmap = self._idmapped(mount)
+            if idmap is not None:
+                launcher += idmap.launcher()
+                fds.append(idmap.fd)
+
+            def started(pid: int) -> None:
+                tracker.started()
+                if group is not None and gate is not None:
+                    # bwrap waits on the gate: its processes join the cgroup before the
+                    # command exists (moving them here overlaps bwrap's own set-up).
+                    group.adopt(tree(pid))
+                    os.write(gate[1], b"go")
+
+            rlimits, preexec = _rlimits(lim)
             outcome = run_process(
-                [*launcher, *bwrap_argv(self._bwrap, profile, command)],
+                [*launcher, *rlimits, *bwrap_argv(self._bwrap, profile, command)],
                 cwd=Path("/"),
                 env=launcher_env(),
                 timeout_s=lim.timeout_s,
                 max_output_bytes=lim.max_output_bytes,
-                pass_fds=(fd, tracker.write_fd),
+                pass_fds=tuple(fds),
                 preexec_fn=preexec,
-                started=tracker.started,
+                started=started,
                 finished=tracker.finished,
+                guard=guard,
             )
+            if outcome.limit is None and group is not None:
+                # The kernel may have killed one process for memory and the command ended.
+                outcome.limit = group.exceeded()
             notes += self._merge(mount.upper)
         return outcome.result(self.name, notes)
+
+    def _etc_files(self, stack: ExitStack) -> list[tuple[int, str]]:
+        uid, gid = self._drop or (os.getuid(), os.getgid())
+        files = []
+        for name, data in identity_files(uid, gid).items():
+            fd = data_fd(data, name)
+            stack.callback(os.close, fd)
+            files.append((fd, name))
+        return files
+
+    def _tree_limits(self, lim: Limits, tmpfs: dict[str, int], stack: ExitStack,
+                     notes: list[str]) -> tuple[Guard, CommandCgroup | None]:
+        """Memory and processes for the whole command: a cgroup where one works, else polling
+        (`tmpfs`: the sandbox's tmpfs mounts and sizes, RAM that the poll counts too)."""
+        plan = self.caps.cgroup_plan
+        if plan is None:
+            return TreeWatch(lim, tmpfs=tmpfs), None
+        try:
+            group = stack.enter_context(CommandCgroup(plan, lim))
+        except SandboxUnavailable as exc:
+            notes.append(f"{exc.message}; the command's memory is limited by polling instead")
+            return TreeWatch(lim, tmpfs=tmpfs), None
+        if group.has_pids:
+            return group.exceeded, group
+        count = TreeWatch(lim, memory=False)
+        return (lambda pid: group.exceeded() or count(pid)), group
+
+    def _idmapped(self, mount: WorkspaceMount) -> IdmappedDirs | None:
+        """The namespace where the directories commands write look owned by their uid."""
+        if not self._map_ids or self._drop is None:
+            return None
+        with self._lock:
+            return self._idmapped_locked(mount, self._drop[0])
+
+    def _idmapped_locked(self, mount: WorkspaceMount, uid: int) -> IdmappedDirs | None:
+        dirs = [lower for lower, _, _ in self._overlays]
+        dirs += [upper.parent for _, upper, _ in self._overlays]
+        dirs += self._extra_rw
+        runs = self._runs_dir()
+        if runs is not None:
+            runs.mkdir(exist_ok=True)
+            dirs = [mount.source, runs, *dirs]
+        # A directory inside another one is mapped with it (an idmapped mount cannot be
+        # idmapped again).
+        dirs = list(dict.fromkeys(Path(os.path.realpath(d)) for d in dirs))
+        dirs = [d for d in dirs if not any(o in d.parents for o in dirs)]
+        if not dirs:
+            return None
+        if self._idmap is None or not self._idmap.covers(dirs):
+            # A command still running keeps the old one alive; it closes when unused.
+            self._idmap = IdmappedDirs(dirs, uid)
+        return self._idmap
 
     def _git_config(self, mount: WorkspaceMount, runs: Path | None) -> Path | None:
         """A global git config that trusts the workspace's repository, which the dropped uid
         does not own (git refuses such a repository; tools that clean GIT_* variables from
         the environment still read $HOME/.gitconfig)."""
-        if self._drop is None or runs is None:
+        if self._drop is None or runs is None or self.workspace is None:
             return None
         runs.mkdir(exist_ok=True)
         path = runs / "gitconfig"

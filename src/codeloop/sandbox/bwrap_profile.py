@@ -11,28 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeloop.sandbox.etc_view import etc_entries
 from codeloop.workspace.hostfs import SafeRoot
 
 # Top-level system directories: on merged-/usr systems they are symlinks into /usr.
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# Only what programs need to run; never shadow, sudoers, ssh keys or credential helpers.
-_ETC_FILES = (
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/nsswitch.conf",
-    "/etc/hosts",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/localtime",
-    "/etc/alternatives",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/os-release",
-    "/etc/mime.types",
-    "/etc/protocols",
-    "/etc/services",
-)
 SETPRIV = "/usr/bin/setpriv"
 SYSTEM_PYTHON = "/usr/bin/python3"
 EGRESS_PORT = 3128
@@ -70,9 +53,15 @@ class Profile:
     egress_socket: Path | None = None
     # Bound read-only at $HOME/.gitconfig (HOME is /tmp inside).
     git_config: Path | None = None
+    # The host directory whose allow-listed entries appear at /etc.
+    etc_root: Path = Path("/etc")
+    # Generated /etc files: (fd holding the content, name under /etc), e.g. passwd.
+    etc_files: Sequence[tuple[int, str]] = field(default_factory=tuple)
+    # bwrap holds the command back until a byte arrives here (its cgroup is joined first).
+    block_fd: int | None = None
 
 
-def _system_view() -> list[str]:
+def _system_view(profile: Profile) -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for top in _SYSTEM_DIRS:
         if os.path.islink(top):
@@ -82,8 +71,14 @@ def _system_view() -> list[str]:
     # Traversable, so a missing file reads as absent rather than forbidden (git fails on an
     # unreadable /etc/gitconfig).
     args += ["--perms", "0755", "--dir", "/etc"]
-    for path in _ETC_FILES:
-        args += ["--ro-bind-try", path, path]
+    names = etc_entries(profile.etc_root)
+    # Parents of nested entries (ssl/certs) too: bwrap would make them 0700.
+    for parent in sorted({str(Path(n).parent) for n in names} - {"."}):
+        args += ["--perms", "0755", "--dir", f"/etc/{parent}"]
+    for name in names:
+        args += ["--ro-bind-try", str(profile.etc_root / name), f"/etc/{name}"]
+    for fd, name in profile.etc_files:
+        args += ["--perms", "0644", "--ro-bind-data", str(fd), f"/etc/{name}"]
     return args
 
 
@@ -108,9 +103,9 @@ _PREMOUNTED = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 def _mount_point_parents(paths: Sequence[Path]) -> list[str]:
     """Traversable (0755) parents for bind targets, created before bwrap makes them 0700.
 
-    Path lookups pass a 0700 root-owned directory on the command's DAC_OVERRIDE, but
-    `access()` checks drop capabilities, so `git` would not recognise a workspace below
-    one (and `which` would not find a tool).
+    The command holds no capability, so a 0700 root-owned parent would hide the workspace
+    (or a tool) from it. Parents inside the sized /tmp are as writable as /tmp itself
+    (sticky 1777), as they are when bwrap runs as the user: writes there stay in the tmpfs.
     """
     made: list[str] = []
     for path in paths:
@@ -122,7 +117,7 @@ def _mount_point_parents(paths: Sequence[Path]) -> list[str]:
             made.append(text)
     args: list[str] = []
     for text in made:
-        args += ["--perms", "0755", "--dir", text]
+        args += ["--perms", "1777" if text.startswith("/tmp/") else "0755", "--dir", text]
     return args
 
 
@@ -140,18 +135,23 @@ def _workspace(mount: WorkspaceMount) -> list[str]:
     return args
 
 
+# bwrap keeps, as root, only what setpriv needs to change uid and empty the bounding set.
+_SETPRIV_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+
+
 def _drop_prefix(uid: int, gid: int) -> list[str]:
-    # DAC_OVERRIDE alone lets the command edit workspace files owned by root (the usual
-    # owner when codeloop runs as root) without being uid 0; it cannot chmod/chown
-    # others' files, so it cannot mint setuid files.
+    # No capability survives: effective and permitted go with the uid change, inheritable,
+    # ambient and the bounding set are emptied, and no_new_privs stops setuid/file caps
+    # from bringing any back. (CAP_DAC_OVERRIDE, once kept to edit root-owned workspace
+    # files, also read every root-only file in view; idmapped binds do that job now.)
     return [
         SETPRIV,
         f"--reuid={uid}",
         f"--regid={gid}",
         "--clear-groups",
-        "--inh-caps=-all,+dac_override",
-        "--ambient-caps=+dac_override",
-        "--bounding-set=-all,+dac_override",
+        "--inh-caps=-all",
+        "--ambient-caps=-all",
+        "--bounding-set=-all",
         "--no-new-privs",
         "--",
     ]
@@ -162,8 +162,9 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     drop = profile.drop_to is not None
     args = [bwrap, *_namespaces(drop), "--new-session", "--die-with-parent"]
     args += ["--hostname", "codeloop"]
-    args += _system_view()
+    args += _system_view(profile)
     if profile.egress_socket is not None:
+        args += ["--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", _EGRESS_DIR]
         args += ["--ro-bind", str(_FORWARDER), f"{_EGRESS_DIR}/forwarder.py"]
         args += ["--bind", str(profile.egress_socket), f"{_EGRESS_DIR}/egress.sock"]
     args += ["--proc", "/proc", "--dev", "/dev"]
@@ -196,10 +197,14 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args += ["--seccomp", str(profile.seccomp_fd)]
     if profile.info_fd is not None:
         args += ["--info-fd", str(profile.info_fd)]
-    if drop:
-        args += ["--cap-add", "CAP_SETUID,CAP_SETGID,CAP_SETPCAP,CAP_DAC_OVERRIDE", "--"]
-        assert profile.drop_to is not None
-        args += _drop_prefix(*profile.drop_to)
+    if profile.block_fd is not None:
+        args += ["--block-fd", str(profile.block_fd)]
+    # bwrap as root keeps every capability unless told otherwise, and takes one per flag.
+    args += ["--cap-drop", "ALL"]
+    if profile.drop_to is not None:
+        for cap in _SETPRIV_CAPS:
+            args += ["--cap-add", cap]
+        args += ["--", *_drop_prefix(*profile.drop_to)]
     else:
         args += ["--"]
     if profile.egress_socket is not None:

@@ -31,6 +31,7 @@ def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = 
                 ("bwrap", caps.bwrap),
                 ("seccomp", caps.seccomp),
                 ("uid drop", caps.uid_drop),
+                ("capabilities", caps.caps_dropped),
             )
             if not p.ok
         ]

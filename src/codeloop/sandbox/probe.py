@@ -15,8 +15,12 @@ from typing import Any
 
 from codeloop.sandbox.bwrap_binary import find_bwrap
 from codeloop.sandbox.bwrap_profile import SETPRIV, Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.cgroups import CgroupPlan, find_plan
 from codeloop.sandbox.environment import launcher_env
+from codeloop.sandbox.errors import SandboxUnavailable
+from codeloop.sandbox.idmap import IdmappedDirs
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
+from codeloop.sandbox.tree_watch import INTERVAL_S
 
 # The uid commands run as when codeloop itself runs as root (pitfall 4).
 DEFAULT_SANDBOX_UID = 61_000
@@ -45,16 +49,24 @@ class Capabilities:
     landlock: Probe
     cgroups: Probe
     notes: list[str] = field(default_factory=list)
+    # Read from /proc/self/status inside a trial command: every capability set is empty.
+    caps_dropped: Probe = field(default_factory=lambda: Probe(False, "not probed"))
+    # As root: the directories commands write are idmapped so that their uid owns them.
+    workspace_idmap: Probe = field(default_factory=lambda: Probe(False, "not probed"))
+    # What bounds a whole command's memory and processes: a cgroup, or polling.
+    memory_limit: Probe = field(default_factory=lambda: Probe(False, "not probed"))
+    cgroup_plan: CgroupPlan | None = None
 
     @property
     def isolation_available(self) -> bool:
-        needed = [self.bwrap, self.seccomp]
+        needed = [self.bwrap, self.seccomp, self.caps_dropped]
         if self.running_as_root:
             needed.append(self.uid_drop)
         return all(p.ok for p in needed)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("cgroup_plan")
         data["isolation_available"] = self.isolation_available
         return data
 
@@ -86,8 +98,9 @@ def _bwrap_version(bwrap: Path) -> str | None:
     return match.group(1) if match else None
 
 
-def _trial(bwrap: Path, drop: tuple[int, int] | None, overlay: bool, script: str) -> Probe:
-    """Run `script` under the real profile over a scratch directory."""
+def _trial(bwrap: Path, drop: tuple[int, int] | None, overlay: bool, script: str,
+           idmap: bool = False) -> Probe:
+    """Run `script` under the real profile over a scratch directory (root-owned when root)."""
     with tempfile.TemporaryDirectory(prefix="codeloop-probe-") as tmp:
         base = Path(tmp)
         lower, upper, work = base / "lower", base / "upper", base / "work"
@@ -95,26 +108,54 @@ def _trial(bwrap: Path, drop: tuple[int, int] | None, overlay: bool, script: str
             d.mkdir()
         os.chmod(base, 0o755)
         os.chmod(lower, 0o755)
+        (lower / "existing").write_text("seed\n")
+        if drop is not None and not idmap:
+            os.chown(upper, *drop)  # as the backend does without idmapped directories
         mount = (
             WorkspaceMount(lower, lower, upper, work)
             if overlay
             else WorkspaceMount(lower, lower, bind_writable=False)
         )
         fd = program_fd(seccomp_program())
+        held: IdmappedDirs | None = None
         try:
+            launcher: list[str] = []
+            fds = [fd]
+            if idmap and drop is not None:
+                held = IdmappedDirs([base], drop[0])
+                launcher, fds = held.launcher(), [fd, held.fd]
             profile = Profile(mount, lower, {"PATH": "/usr/bin:/bin"}, fd, 8, 8, drop_to=drop)
-            proc = _run(bwrap_argv(str(bwrap), profile, script), pass_fds=(fd,))
-        except (OSError, subprocess.SubprocessError) as exc:
+            proc = _run([*launcher, *bwrap_argv(str(bwrap), profile, script)],
+                        pass_fds=tuple(fds))
+        except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
             return Probe(False, str(exc))
         finally:
             os.close(fd)
+            if held is not None:
+                held.close()
         if proc.returncode != 0:
             return Probe(
                 False, (proc.stderr or proc.stdout).strip()[:300] or f"exit {proc.returncode}"
             )
         if overlay and not (upper / "probe").exists():
             return Probe(False, "a write did not land in the overlay upper layer")
-        return Probe(True, proc.stdout.strip()[:200])
+        if idmap and (upper / "existing").read_text() != "seed\nmore\n":
+            return Probe(False, "a root-owned file was not edited through the overlay")
+        return Probe(True, proc.stdout.strip()[:300])
+
+
+_CAP_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+_CAPS_SCRIPT = "id -u; grep ^Cap /proc/self/status"
+
+
+def _caps_dropped(output: str) -> Probe:
+    """Read the trial's /proc/self/status lines: every capability set must be empty."""
+    seen = dict(line.split(":\t", 1) for line in output.splitlines() if line.startswith("Cap"))
+    kept = [f"{name}={seen.get(name, '?').strip()}" for name in _CAP_SETS
+            if int(seen.get(name, "1"), 16) != 0]
+    if kept:
+        return Probe(False, "commands keep capabilities: " + ", ".join(kept))
+    return Probe(True, "commands hold none: CapInh/Prm/Eff/Bnd/Amb all 0, no_new_privs")
 
 
 def _landlock() -> Probe:
@@ -125,26 +166,16 @@ def _landlock() -> Probe:
     return Probe(False, f"kernel ABI {abi}; not applied (a second layer only, not in force)")
 
 
-def _cgroups(root: bool) -> Probe:
-    try:
-        return _cgroup_probe(root)
-    except OSError as exc:
-        return Probe(False, f"cannot inspect cgroups ({exc}); rlimits in force")
-
-
-def _cgroup_probe(root: bool) -> Probe:
-    unified = Path("/sys/fs/cgroup/cgroup.controllers")
-    if unified.exists():
-        own = Path("/proc/self/cgroup").read_text().strip().split("::")[-1]
-        mine = Path("/sys/fs/cgroup") / own.lstrip("/")
-        ctl = (mine / "cgroup.subtree_control").read_text() if mine.exists() else ""
-        if "pids" in ctl and os.access(mine, os.W_OK):
-            return Probe(True, f"v2 delegated at {mine} (not used: rlimits in force)")
-        return Probe(False, "v2 controllers not delegated; rlimits in force")
-    v1 = Path("/sys/fs/cgroup/pids")
-    if v1.is_dir() and root and os.access(v1, os.W_OK):
-        return Probe(True, "v1 pids/memory writable as root (not used: rlimits in force)")
-    return Probe(False, "no usable cgroup; rlimits in force")
+def _memory(root: bool) -> tuple[Probe, Probe, CgroupPlan | None]:
+    """(cgroups, memory_limit) probes and the plan commands use."""
+    plan, detail = find_plan(root)
+    if plan is not None:
+        return (Probe(True, detail),
+                Probe(True, f"{plan.mechanism}: one memory and process limit per whole "
+                            "command"), plan)
+    polling = (f"rlimits per process plus RSS polling of the whole command tree every "
+               f"{int(INTERVAL_S * 1000)} ms (no usable cgroup)")
+    return Probe(False, detail), Probe(True, polling), None
 
 
 @functools.lru_cache(maxsize=1)
@@ -163,8 +194,10 @@ def probe() -> Capabilities:
         seccomp=missing,
         uid_drop=Probe(True, "not needed: not running as root") if not root else missing,
         landlock=_landlock(),
-        cgroups=_cgroups(root),
+        cgroups=missing,
     )
+    caps.cgroups, caps.memory_limit, caps.cgroup_plan = _memory(root)
+    caps.workspace_idmap = Probe(True, "not needed: commands run as your uid")
     if bwrap is None:
         return caps
     try:
@@ -177,20 +210,28 @@ def probe() -> Capabilities:
     if root and not shutil.which("setpriv", path="/usr/bin"):
         caps.uid_drop = Probe(False, f"{SETPRIV} missing (util-linux)")
         drop = None
-    started = _trial(bwrap, drop, overlay=False, script="id -u")
-    caps.bwrap = (
-        Probe(True, f"starts; commands run as uid {started.detail}") if started.ok else started
-    )
+    started = _trial(bwrap, drop, overlay=False, script=_CAPS_SCRIPT)
+    uid = started.detail.splitlines()[0] if started.ok else ""
+    caps.bwrap = Probe(True, f"starts; commands run as uid {uid}") if started.ok else started
+    caps.caps_dropped = _caps_dropped(started.detail) if started.ok else started
     if root and drop is not None:
         caps.uid_drop = (
             Probe(True, f"commands run as uid {drop[0]} via setpriv")
-            if started.ok and started.detail == str(drop[0])
+            if started.ok and uid == str(drop[0])
             else Probe(False, f"the command did not run as uid {drop[0]}: {started.detail}")
         )
-    if caps.bwrap.ok:
-        caps.overlay = _trial(bwrap, drop, overlay=True, script="echo x > probe")
-        if caps.overlay.ok:
-            caps.overlay = Probe(True, "bwrap --overlay works")
-    else:
+    if not caps.bwrap.ok:
         caps.overlay = Probe(False, "bwrap does not start")
+        return caps
+    if root and drop is not None:
+        mapped = _trial(bwrap, drop, overlay=True, idmap=True,
+                        script="echo x > probe && echo more >> existing")
+        caps.workspace_idmap = (
+            Probe(True, f"root-owned directories commands write appear owned by uid {drop[0]}")
+            if mapped.ok else Probe(False, f"{mapped.detail}; root-owned files stay read-only "
+                                           "to commands")
+        )
+    caps.overlay = _trial(bwrap, drop, overlay=True, script="echo x > probe")
+    if caps.overlay.ok:
+        caps.overlay = Probe(True, "bwrap --overlay works")
     return caps

@@ -20,6 +20,8 @@ _LIMIT_EXITS = {128 + signal.SIGXCPU: "CPU time limit, SIGXCPU",
                 128 + signal.SIGXFSZ: "file size limit, SIGXFSZ"}
 # After the main process exits, a straggler may still hold the pipe open; wait this long.
 _DRAIN_S = 0.5
+# Called with the process's pid while it runs; returns the whole-command limit it broke.
+Guard = Callable[[int], "str | None"]
 
 
 @dataclass
@@ -30,9 +32,13 @@ class ProcessOutcome:
     output_bytes: int
     duration_ms: float
     timed_out: bool
+    # A whole-command limit the guard saw broken (the command was killed for it).
+    limit: str | None = None
 
     @property
     def killed_reason(self) -> str | None:
+        if self.limit is not None:
+            return self.limit
         if self.timed_out:
             return "timeout"
         if self.exit_code is not None and self.exit_code < 0:
@@ -73,13 +79,15 @@ def run_process(
     max_output_bytes: int,
     pass_fds: Sequence[int] = (),
     preexec_fn: Callable[[], None] | None = None,
-    started: Callable[[], None] | None = None,
+    started: Callable[[int], None] | None = None,
     finished: Callable[[], None] | None = None,
+    guard: Guard | None = None,
 ) -> ProcessOutcome:
     """Start `argv` in a new session, stream its output, and kill its process group at the end.
 
-    `started` runs right after the spawn, `finished` after the kill (backends hook their
-    bookkeeping there).
+    `started` runs right after the spawn (with the pid), `finished` after the kill (backends
+    hook their bookkeeping there). `guard`, called with the pid while the process runs, names a limit
+    the command broke; the process group is then killed.
     """
     t0 = time.monotonic()
     proc = subprocess.Popen(
@@ -97,8 +105,8 @@ def run_process(
     capture = HeadTail(max_output_bytes)
     try:
         if started is not None:
-            started()
-        timed_out = _pump(proc, capture, t0 + timeout_s)
+            started(proc.pid)
+        timed_out, limit = _pump(proc, capture, t0 + timeout_s, guard)
     finally:
         _kill_group(proc.pid)
     if finished is not None:
@@ -117,27 +125,37 @@ def run_process(
         output_bytes=capture.total,
         duration_ms=(time.monotonic() - t0) * 1000,
         timed_out=timed_out,
+        limit=limit,
     )
 
 
-def _pump(proc: subprocess.Popen[bytes], capture: HeadTail, deadline: float) -> bool:
-    """Feed the output into `capture` until EOF or the deadline; True if the deadline hit."""
+def _pump(proc: subprocess.Popen[bytes], capture: HeadTail, deadline: float,
+          guard: Guard | None) -> tuple[bool, str | None]:
+    """Feed the output into `capture` until EOF or the deadline.
+
+    Returns whether the deadline hit, and the limit `guard` reported (if it did).
+    """
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
     exited_at: float | None = None
+    limit: str | None = None
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         while True:
             now = time.monotonic()
             if now >= deadline:
-                return True
+                return True, limit
             if exited_at is None and _has_exited(proc.pid):
                 exited_at = now
                 # Stragglers of the group would keep the pipe open forever.
                 _kill_group(proc.pid)
+            if exited_at is None and limit is None and guard is not None:
+                limit = guard(proc.pid)
+                if limit is not None:
+                    _kill_group(proc.pid)
             if exited_at is not None and now - exited_at > _DRAIN_S:
-                return False
+                return False, limit
             wait = min(deadline - now, 0.05 if exited_at is None else _DRAIN_S)
             for _key, _ev in sel.select(wait):
                 try:
@@ -145,5 +163,5 @@ def _pump(proc: subprocess.Popen[bytes], capture: HeadTail, deadline: float) -> 
                 except BlockingIOError:
                     continue
                 if not chunk:
-                    return False
+                    return False, limit
                 capture.feed(chunk)
