@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from codeloop.cli.options import DataDir
 from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.config import data_dir as default_data_dir
 from codeloop.config import load_settings
@@ -73,11 +74,11 @@ def register(app: typer.Typer) -> None:
         host: Annotated[str, typer.Option(help="Address to listen on; other than loopback "
                                                "needs --allow-remote.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8765,
-        data: Annotated[Path | None, typer.Option("--data-dir", help="Where sessions live.")] = None,
+        data: DataDir = None,
         per_user: Annotated[int, typer.Option(help="Sessions one user may run at once.")] = 2,
         workers: Annotated[int, typer.Option(help="Sessions the server runs at once.")] = 16,
         allow_root: Annotated[list[Path] | None, typer.Option(
-            "--allow-root", help="A directory whose repositories sessions may open "
+            "--allow-root", metavar="DIR", help="A directory whose repositories sessions may open "
                                  "(repeatable; default: the current directory).")] = None,
         allow_remote: Annotated[bool, typer.Option(
             "--allow-remote", help="Listen on an address other than loopback.")] = False,
@@ -113,7 +114,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def token(
         user: Annotated[str, typer.Argument(help="The user the new token belongs to.")],
-        data: Annotated[Path | None, typer.Option("--data-dir", help="Where sessions live.")] = None,
+        data: DataDir = None,
     ) -> None:
         """Make a new API token for a user (each user sees only their own sessions)."""
         store = TokenStore(data or default_data_dir())
