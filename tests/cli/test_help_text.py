@@ -63,6 +63,8 @@ def test_help_names_the_repository_one_way_and_shows_no_types(path: str) -> None
     for old in OLD_SPELLINGS:
         assert old not in out
     cmd = commands()[path]
+    for hidden in (p for p in cmd.params if getattr(p, "hidden", False)):
+        assert hidden.name not in out, f"hidden {hidden.name} shown"
     repo = [p for p in _shown(cmd) if "--repo" in getattr(p, "opts", [])]
     if path in REPO_COMMANDS:
         assert repo and set(repo[0].opts) == {"--repo", "-C"}

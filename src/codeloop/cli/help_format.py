@@ -1,4 +1,4 @@
-"""`--help` without type noise: typer labels each parameter with its Python type (`<bool>` on
+"""`--help` without type noise or hidden arguments: typer labels each parameter with its Python type (`<bool>` on
 every flag, `--help` included, `<str>`, `<path>`); a person needs the value's placeholder.
 
 A flag and an argument get no label (the argument's name is its placeholder); an option that
@@ -26,11 +26,19 @@ def _without_types(params: list[Any]) -> None:
 
 
 class HelpCommand(TyperCommand):
-    """A command whose help labels values by placeholder, not by type."""
+    """A command whose help labels values by placeholder, not by type, and whose usage line
+    leaves out hidden arguments (older spellings kept working for now)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         _without_types(self.get_params(ctx))
         super().format_help(ctx, formatter)
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if not getattr(param, "hidden", False):
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
 
 
 class HelpGroup(TyperGroup):
