@@ -26,10 +26,6 @@ def _rows(caps: Capabilities) -> list[tuple[str, Probe]]:
     ]
 
 
-def _ok(ok: bool) -> str:
-    return "[green]ok[/]" if ok else "[red]no[/]"
-
-
 def _grep() -> dict[str, str | None]:
     rg = find_ripgrep()
     return {"engine": "ripgrep" if rg else "python", "path": rg.path if rg else None,
@@ -42,11 +38,12 @@ def _print(caps: Capabilities, console: Console) -> None:
     table.add_column("status")
     table.add_column("detail")
     for name, p in _rows(caps):
-        table.add_row(name, _ok(p.ok), shown(p.detail))
+        table.add_row(name, "[green]ok[/]" if p.ok else "[red]no[/]", shown(p.detail))
     reachable, detail = docker_reachable()
-    table.add_row("Docker engine", _ok(reachable),
+    table.add_row("Docker engine", "[green]ok[/]" if reachable else "[red]no[/]",
                   shown(f"{detail} (backend used when bwrap cannot isolate, or when configured)"))
-    table.add_row("ripgrep (grep, search)", _ok(find_ripgrep() is not None), shown(grep_engine()))
+    table.add_row("ripgrep (grep, search)", "[green]ok[/]" if find_ripgrep() else "[red]no[/]",
+                  shown(grep_engine()))
     console.print(table)
     version = caps.bwrap_version or "none"
     console.print(f"bwrap {version} at {caps.bwrap_path or '-'}; running as root: {caps.running_as_root}")
