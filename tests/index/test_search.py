@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 from codeloop.index import exact
 from codeloop.index.exact import BadPattern, grep
 from codeloop.index.rank import rank_files
+from codeloop.index.ripgrep import find_ripgrep
 from codeloop.index.service import RepoIndex
 
 
@@ -49,11 +49,11 @@ def test_rank_files_prefers_mentioned_definitions(repo: Path) -> None:
 @pytest.mark.parametrize("use_rg", [True, False])
 def test_exact_grep_with_and_without_ripgrep(repo: Path, use_rg: bool,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    if use_rg and shutil.which("rg") is None:
+    if use_rg and find_ripgrep() is None:
         pytest.skip("ripgrep is not installed")
     if not use_rg:
         # Forces the pure-Python path, which runs where the rg binary is missing.
-        monkeypatch.setattr(exact.shutil, "which", lambda _name: None)
+        monkeypatch.setattr(exact, "find_ripgrep", lambda: None)
     matches = grep(repo, r"def \w+_discount")
     assert [(m.path, m.line) for m in matches] == [("shop/pricing.py", 4)]
     assert grep(repo, "VAT_RATE = 0.2", regex=False)[0].line == 1

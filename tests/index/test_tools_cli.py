@@ -61,19 +61,19 @@ def test_tools_see_edits_in_the_workspace(repo: Path, tmp_path: Path) -> None:
 
 
 def test_cli_index_and_search(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["index", str(repo), "--json"]) == 0
+    assert main(["index", "--repo", str(repo), "--json"]) == 0
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert figures["added"] == 4 and figures["definitions"] >= 5
-    assert main(["search", "apply discount", "--path", str(repo), "--json"]) == 0
+    assert main(["search", "apply discount", "--repo", str(repo), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["path"] == "shop/pricing.py"
-    assert main(["search", "ShoppingCart", "--symbol", "--path", str(repo), "--json"]) == 0
+    assert main(["search", "ShoppingCart", "--symbol", "--repo", str(repo), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["line"] == 4
-    assert main(["search", "VAT_\\w+", "--regex", "--path", str(repo), "--json"]) == 0
+    assert main(["search", "VAT_\\w+", "--regex", "--repo", str(repo), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["path"] == "shop/pricing.py"
 
 
 def test_cli_rejects_a_missing_directory(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["index", str(tmp_path / "nope")]) == 2
+    assert main(["index", "--repo", str(tmp_path / "nope")]) == 2
     assert "is not a directory" in " ".join(capsys.readouterr().err.split())

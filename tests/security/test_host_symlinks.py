@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import pytest
 import codeloop.index.service as index_service
 import codeloop.tools.grep as grep_tool
 from codeloop.errors import PathOutsideWorkspace
+from codeloop.index.ripgrep import find_ripgrep
 from codeloop.index.service import RepoIndex
 from codeloop.memory.instructions import repository_instructions
 from codeloop.sandbox.base import Limits
@@ -101,9 +101,7 @@ def scene(tmp_path: Path, caps: Capabilities) -> Iterator[Scene]:
 def _no_ripgrep(monkeypatch: pytest.MonkeyPatch) -> None:
     # ripgrep is installed on this machine; hiding it exercises the Python scan that the
     # grep tool falls back to where it is not (the scan that printed /etc/shadow).
-    real = shutil.which
-    monkeypatch.setattr(grep_tool.shutil, "which",
-                        lambda name, *a, **k: None if name == "rg" else real(name, *a, **k))
+    monkeypatch.setattr(grep_tool, "find_ripgrep", lambda: None)
 
 
 # --- grep ------------------------------------------------------------------------------------
@@ -142,7 +140,7 @@ def test_grep_fallback_skips_a_file_swapped_for_a_link_after_the_walk(
 
 def test_ripgrep_never_follows_a_planted_link(scene: Scene, monkeypatch: pytest.MonkeyPatch,
                                              tmp_path: Path) -> None:
-    if shutil.which("rg") is None:
+    if find_ripgrep() is None:
         pytest.skip("CANNOT EXERCISE: ripgrep is not installed here")
     # A user's ripgrep config may turn on --follow; the tool must not inherit it.
     config = tmp_path / "ripgreprc"

@@ -90,7 +90,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
         assert screens[name].code == 0, screens[name].err
     # Errors quoting a repository path, on a terminal's standard error.
     for name, file in (("error_clip", CLIP_FILE), ("error_markup", MARKUP_FILE)):
-        screens[name] = run_in_pty(tmp, "index", str(repo / file), stderr_to_terminal=True)
+        screens[name] = run_in_pty(tmp, "index", "--repo", str(repo / file), stderr_to_terminal=True)
         assert screens[name].code == 2
     piped = {name: cli(tmp, *args).stdout for name, args in {
         "show": ("show", sid), "diff": ("diff", sid), "sessions": ("sessions",)}.items()}

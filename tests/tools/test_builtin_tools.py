@@ -50,7 +50,7 @@ def test_grep_with_and_without_ripgrep(ctx: ToolContext, use_rg: bool,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     if not use_rg:
         # Selects the fallback path, as on a machine without the rg binary.
-        monkeypatch.setattr("codeloop.tools.grep.shutil.which", lambda _name: None)
+        monkeypatch.setattr("codeloop.tools.grep.find_ripgrep", lambda: None)
     out = GrepTool().run(GrepArgs(pattern=r"def needle\("), ctx)
     assert out.ok and out.output == "src/deep/er/x.py:1:def needle():"
     globbed = GrepTool().run(GrepArgs(pattern="line 29", glob="*.txt"), ctx)

@@ -32,7 +32,7 @@ def repo(tmp_path: Path, write_tree, monkeypatch: pytest.MonkeyPatch, base_setti
 
 def test_verify_json_reports_runs_and_exits_nonzero_on_failures(repo: Path) -> None:
     # CliRunner, not `main`: it reports the exit code the command raised.
-    invoked = CliRunner().invoke(app, ["verify", str(repo), "--no-sandbox", "--json"])
+    invoked = CliRunner().invoke(app, ["verify", "--repo", str(repo), "--no-sandbox", "--json"])
     assert invoked.exit_code == 1, invoked.output
     result = json.loads(invoked.output.strip().splitlines()[-1])
     assert (result["passed"], result["failed"]) == (1, 1)
@@ -43,14 +43,14 @@ def test_verify_json_reports_runs_and_exits_nonzero_on_failures(repo: Path) -> N
 
 
 def test_verify_plan_and_a_passing_target(repo: Path) -> None:
-    plan = CliRunner().invoke(app, ["verify", str(repo), "--no-sandbox", "--plan", "--json"])
+    plan = CliRunner().invoke(app, ["verify", "--repo", str(repo), "--no-sandbox", "--plan", "--json"])
     assert plan.exit_code == 0 and "--junitxml" in json.loads(plan.output)["plan"][0]
-    ran = CliRunner().invoke(app, ["verify", str(repo), "--no-sandbox", "-t", "test_things.py::test_ok"])
+    ran = CliRunner().invoke(app, ["verify", "--repo", str(repo), "--no-sandbox", "-t", "test_things.py::test_ok"])
     assert ran.exit_code == 0, ran.output
     assert "failing" not in ran.output  # the failure listing only appears when something fails
 
 
 def test_bad_verify_settings_are_a_clear_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo / ".codeloop" / "config.toml").write_text("[verify]\ntset = 'pytest'\n")
-    assert main(["verify", str(repo), "--no-sandbox"]) == 2
+    assert main(["verify", "--repo", str(repo), "--no-sandbox"]) == 2
     assert "tset" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import sys
 
 import typer
 
+from codeloop.cli.help_format import use_plain_labels
 from codeloop.cli.safe_text import markup_safe, shown, terminal_console
 from codeloop.errors import CodeloopError
 
@@ -31,6 +32,7 @@ def _register_all() -> None:
 
 
 _register_all()
+use_plain_labels(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""`codeloop doctor`: which isolation this machine provides and what is in force."""
+"""`codeloop doctor`: which isolation this machine provides, what is in force, which grep."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from codeloop.cli.safe_text import shown, terminal_console
+from codeloop.index.ripgrep import find_ripgrep, grep_engine
 from codeloop.sandbox.docker_backend import docker_reachable
 from codeloop.sandbox.probe import Capabilities, Probe, probe
 
@@ -28,6 +29,12 @@ def _rows(caps: Capabilities) -> list[tuple[str, Probe]]:
     ]
 
 
+def _grep() -> dict[str, str | None]:
+    rg = find_ripgrep()
+    return {"engine": "ripgrep" if rg else "python", "path": rg.path if rg else None,
+            "version": rg.version if rg else None, "detail": grep_engine()}
+
+
 def _print(caps: Capabilities, console: Console) -> None:
     table = Table(title="codeloop sandbox capabilities")
     table.add_column("capability")
@@ -38,6 +45,8 @@ def _print(caps: Capabilities, console: Console) -> None:
     reachable, detail = docker_reachable()
     table.add_row("Docker engine", "[green]ok[/]" if reachable else "[red]no[/]",
                   shown(f"{detail} (backend used when bwrap cannot isolate, or when configured)"))
+    table.add_row("ripgrep (grep, search)", "[green]ok[/]" if find_ripgrep() else "[red]no[/]",
+                  shown(grep_engine()))
     console.print(table)
     version = caps.bwrap_version or "none"
     console.print(f"bwrap {version} at {caps.bwrap_path or '-'}; running as root: {caps.running_as_root}")
@@ -56,11 +65,11 @@ def _print(caps: Capabilities, console: Console) -> None:
 
 
 def doctor(json_out: bool = typer.Option(False, "--json", help="Print the probes as JSON.")) -> None:
-    """Probe the sandbox capabilities of this machine and show what is in force."""
+    """Probe the sandbox capabilities of this machine and show what is in force and which grep."""
     caps = probe()
     if json_out:
         reachable, detail = docker_reachable()
-        data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}}
+        data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}, "grep": _grep()}
         typer.echo(json.dumps(data, indent=2))
         return
     _print(caps, terminal_console())

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from codeloop.cli.options import HERE, Repo, deprecated
 from codeloop.cli.safe_text import shown_path, terminal_console
 from codeloop.edit.apply import FileChange, Reader, plan
 from codeloop.edit.formats import detect, parse_patch
@@ -44,16 +46,21 @@ def _write(root: Path, change: FileChange) -> None:
 
 def patch_command(
     patch_file: str = typer.Argument(..., help="The patch file, or - for standard input."),
-    repo: Path = typer.Option(Path("."), "--repo", help="The tree to patch."),
-    path: str | None = typer.Option(None, "--path", help="File for a diff that names none."),
+    repo: Repo = HERE,
+    file: Annotated[str | None, typer.Option(
+        "--file", metavar="FILE", help="The file a diff that names none applies to.")] = None,
+    old_path: Annotated[str | None, typer.Option("--path", hidden=True)] = None,
     dry_run: bool = typer.Option(False, "--dry-run", help="Check and report; write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
 ) -> None:
     """Apply SEARCH/REPLACE blocks, a unified diff or a patch envelope: all files or none."""
+    if old_path is not None:
+        deprecated("--path", "--file FILE")
+        file = file or old_path
     text = sys.stdin.read() if patch_file == "-" else Path(patch_file).read_text()
     if not repo.is_dir():
-        raise CodeloopError(f"{repo} is not a directory", "pass the repository with --repo")
-    changes = plan(parse_patch(text, default_path=path), _reader(repo))
+        raise CodeloopError(f"{repo} is not a directory", "pass the repository as --repo PATH")
+    changes = plan(parse_patch(text, default_path=file), _reader(repo))
     if not dry_run:
         for change in changes:
             if change.changed:

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from codeloop.cli.options import deprecated
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
@@ -54,25 +55,27 @@ def _table(results: list[InstanceResult]) -> Table:
 
 def swebench(
     instances: Annotated[Path, typer.Option(
-        "--instances", help="SWE-bench JSONL file (default: ../shared/data/swebench/"
+        "--instances", metavar="FILE", help="SWE-bench JSONL file (default: ../shared/data/swebench/"
         "instances.jsonl relative to the current directory).")] = DEFAULT_INSTANCES,
     mirrors: Annotated[Path, typer.Option(
-        "--mirrors", help="Directory of bare mirrors laid out as <owner>+<name>/repo.")]
+        "--mirrors", metavar="DIR", help="Directory of bare mirrors laid out as OWNER+NAME/repo.")]
         = Path("../.mirror"),
     model: Annotated[str, typer.Option(
-        "--model", help="oracle, oracle-perturbed, or PROVIDER:MODEL.")] = "oracle",
-    limit: Annotated[int | None, typer.Option("--limit", help="Run at most N instances.")]
-        = None,
-    repo: Annotated[list[str] | None, typer.Option(
-        "--repo", help="Only instances whose repository contains this text (repeatable).")]
-        = None,
+        "--model", help="The model: oracle, oracle-perturbed, or PROVIDER:MODEL.")] = "oracle",
+    limit: Annotated[int | None, typer.Option(
+        "--limit", "-n", metavar="N", help="Run at most N instances.")] = None,
+    repo_name: Annotated[list[str] | None, typer.Option(
+        "--repo-name", metavar="TEXT",
+        help="Only instances whose repository's name contains TEXT (repeatable).")] = None,
+    old_repo: Annotated[list[str] | None, typer.Option("--repo", hidden=True)] = None,
     instance: Annotated[list[str] | None, typer.Option(
-        "--instance", help="Only this instance id (repeatable).")] = None,
+        "--instance", metavar="ID", help="Only this instance id (repeatable).")] = None,
     env_cache: Annotated[Path | None, typer.Option(
-        "--env-cache", help="Where the per-(repo, version) virtualenvs are cached "
+        "--env-cache", metavar="DIR", help="Where the per-(repo, version) virtualenvs are cached "
         "(default $CODELOOP_CACHE_DIR/swebench-envs or ~/.cache/codeloop/swebench-envs).")]
         = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Write one JSON line per instance.")]
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE",
+                                             help="Write one JSON line per instance.")]
         = None,
     validate_only: Annotated[bool, typer.Option(
         "--validate-only", help="Only build environments and check gold / empty patches.")]
@@ -80,18 +83,24 @@ def swebench(
     rebuild_envs: Annotated[bool, typer.Option(
         "--rebuild-envs", help="Rebuild environments (and retry recorded failures).")] = False,
     work_dir: Annotated[Path | None, typer.Option(
-        "--work-dir", help="Scratch directory for checkouts (default: the system temp).")]
+        "--work-dir", metavar="DIR", help="Scratch directory for checkouts (default: the system temp).")]
         = None,
     trajectories: Annotated[Path | None, typer.Option(
-        "--trajectories", help="Write each session's trajectory (as `codeloop export` does) "
-        "to DIR/<instance>.<model>.json.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON lines; the last is the summary.")]
+        "--trajectories", metavar="DIR", help="Write each session's trajectory (as `codeloop export` does) "
+        "to DIR/INSTANCE.MODEL.json.")] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print JSON lines; the last is the summary.")]
         = False,
 ) -> None:
     """Run SWE-bench instances: build each environment, run the agent, judge its diff."""
-    insts = load_instances(instances, repos=repo, ids=instance, limit=limit)
+    if old_repo:
+        # `--repo` names a repository's directory everywhere else.
+        deprecated("codeloop eval swebench --repo TEXT", "--repo-name TEXT")
+        repo_name = [*(repo_name or []), *old_repo]
+    insts = load_instances(instances, repos=repo_name, ids=instance, limit=limit)
     if not insts:
-        raise CodeloopError("no instance matches the filters", "check --repo / --instance")
+        raise CodeloopError("no instance matches the filters",
+                            "check --repo-name / --instance")
     for path, option in ((work_dir, "--work-dir"), (trajectories, "--trajectories"),
                          (out.parent if out else None, "--out")):
         if path is not None:

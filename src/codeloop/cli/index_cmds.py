@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from codeloop.cli.options import HERE, OldPathOption, OldRepoArgument, Repo, chosen_repo
 from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import CodeloopError
 from codeloop.index.exact import grep
@@ -25,18 +26,20 @@ class NotADirectory(CodeloopError):
 
 def _open(path: Path) -> RepoIndex:
     if not path.is_dir():
-        raise NotADirectory(f"{path} is not a directory", "pass the repository's root directory")
+        raise NotADirectory(f"{path} is not a directory",
+                            "pass the repository's root directory as --repo PATH")
     return RepoIndex(path)
 
 
 def index_command(
-    path: Annotated[Path, typer.Argument(help="repository root")] = Path("."),
-    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
-    watch: Annotated[bool, typer.Option("--watch", help="keep the index fresh until Ctrl-C")
+    repo: Repo = HERE,
+    old_repo: OldRepoArgument = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    watch: Annotated[bool, typer.Option("--watch", help="Keep the index fresh until Ctrl-C.")
                      ] = False,
 ) -> None:
     """Build or update the code index of a repository (incremental after the first run)."""
-    index = _open(path)
+    index = _open(chosen_repo(repo, old_repo, "`codeloop index PATH`"))
     try:
         with console.status("indexing…") if not as_json else contextlib.nullcontext():
             stats = index.update()
@@ -61,18 +64,21 @@ def index_command(
 
 
 def search_command(
-    query: Annotated[str, typer.Argument(help="words, identifiers, or a pattern with --regex")],
-    path: Annotated[Path, typer.Option("--path", "-p", help="repository root")] = Path("."),
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=200)] = 10,
-    symbol: Annotated[bool, typer.Option("--symbol", help="find definitions named QUERY")
+    query: Annotated[str, typer.Argument(help="Words, identifiers, or a pattern with --regex.")],
+    repo: Repo = HERE,
+    old_path: OldPathOption = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, max=200,
+                                       help="Show at most N results.")] = 10,
+    symbol: Annotated[bool, typer.Option("--symbol", help="Find definitions named QUERY.")
                       ] = False,
-    references: Annotated[bool, typer.Option("--references", help="find uses of QUERY")
+    references: Annotated[bool, typer.Option("--references", help="Find uses of QUERY.")
                           ] = False,
-    regex: Annotated[bool, typer.Option("--regex", help="exact regex search (ripgrep)")
-                     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print results as JSON")] = False,
+    regex: Annotated[bool, typer.Option(
+        "--regex", help="Search the files for a regular expression (ripgrep).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Search the code: ranked (default), definitions, references, or a regex."""
+    path = chosen_repo(repo, old_path, "--path/-p")
     if regex:
         matches = grep(path, query, limit=limit)
         rows = [{"path": m.path, "line": m.line, "text": m.text} for m in matches]

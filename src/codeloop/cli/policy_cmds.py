@@ -7,12 +7,13 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
+from codeloop.cli.options import HERE, repo_option
 from codeloop.cli.safe_text import markup_safe, shown, shown_path, terminal_console
 from codeloop.errors import CodeloopError
 from codeloop.policy.engine import PolicyEngine, approval_digest, remember_rule
@@ -54,13 +55,14 @@ def check_command(
     subject: str = typer.Argument(..., help="The command (for run), a path, a patch file for "
                                   "apply_patch (- for stdin), or JSON arguments for other tools."),
     tool: str = typer.Option("run", "--tool", help="Tool name: run, edit_file, read_file, ..."),
-    tier: str | None = typer.Option(None, "--tier", help="read, write, execute or network "
+    tier: str | None = typer.Option(None, "--tier", help="The tier: read, write, execute or network "
                                     "(default: the tool's usual tier)."),
-    repo: Path = typer.Option(Path("."), "--repo", help="The repository the rules are relative to."),
+    repo: Annotated[Path, repo_option("The repository the rules are relative to "
+                                      "(default: the current directory).")] = HERE,
     mode: str | None = typer.Option(None, "--mode", help="Approval mode to assume."),
-    allow: list[str] = typer.Option([], "--allow", help="Extra allow rule (repeatable)."),
-    ask: list[str] = typer.Option([], "--ask", help="Extra ask rule (repeatable)."),
-    deny: list[str] = typer.Option([], "--deny", help="Extra deny rule (repeatable)."),
+    allow: list[str] = typer.Option([], "--allow", metavar="RULE", help="Extra allow rule (repeatable)."),
+    ask: list[str] = typer.Option([], "--ask", metavar="RULE", help="Extra ask rule (repeatable)."),
+    deny: list[str] = typer.Option([], "--deny", metavar="RULE", help="Extra deny rule (repeatable)."),
     tainted: bool = typer.Option(False, "--tainted", help="As if untrusted content were in context."),
     no_config: bool = typer.Option(False, "--no-config", help="Ignore the configuration files."),
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not run configured hooks."),
@@ -68,7 +70,7 @@ def check_command(
 ) -> None:
     """Show how the policy would decide one tool call, and why."""
     if not repo.is_dir():
-        raise CodeloopError(f"{repo} is not a directory", "pass the repository with --repo")
+        raise CodeloopError(f"{repo} is not a directory", "pass the repository as --repo PATH")
     data = {} if no_config else _configured(repo)
     perms = {k: list(v) for k, v in data.get("permissions", {}).items()}
     for kind, extra in (("allow", allow), ("ask", ask), ("deny", deny)):

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from codeloop.cli.options import DataDir
 from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.config import data_dir as default_data_dir
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
+from codeloop.server.auth import TokenStore
 
 console = terminal_console(soft_wrap=True)
 
@@ -52,17 +55,30 @@ def _roots(flags: list[Path]) -> list[Path]:
     return roots
 
 
+def _first_contact(url: str, tokens: TokenStore) -> str:
+    """How to open the page. The admin token goes into the URL's fragment, which the browser
+    never sends (the page moves it to sessionStorage and clears it from the address bar), but
+    only on a terminal: output kept in a log or a pipe is often read by others than the token
+    file's owner, so there the line says where the token is instead."""
+    where = markup_safe(tokens.admin_path)
+    if sys.stdout.isatty():
+        return (f"open the page: {url}#token={tokens.admin_token}  "
+                f"[dim](admin token from {where})[/]")
+    return (f"admin token in {where} (mode 0600): open {markup_safe(url)} and paste it when "
+            "the page asks (or add #token=TOKEN to the URL)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def serve(
         host: Annotated[str, typer.Option(help="Address to listen on; other than loopback "
                                                "needs --allow-remote.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8765,
-        data: Annotated[Path | None, typer.Option("--data-dir", help="Where sessions live.")] = None,
+        data: DataDir = None,
         per_user: Annotated[int, typer.Option(help="Sessions one user may run at once.")] = 2,
         workers: Annotated[int, typer.Option(help="Sessions the server runs at once.")] = 16,
         allow_root: Annotated[list[Path] | None, typer.Option(
-            "--allow-root", help="A directory whose repositories sessions may open "
+            "--allow-root", metavar="DIR", help="A directory whose repositories sessions may open "
                                  "(repeatable; default: the current directory).")] = None,
         allow_remote: Annotated[bool, typer.Option(
             "--allow-remote", help="Listen on an address other than loopback.")] = False,
@@ -84,10 +100,9 @@ def register(app: typer.Typer) -> None:
         sock = _bind(host, port)
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        token_file = app_.state.tokens.admin_path
-        console.print(f"codeloop server on [bold]http://{shown}:{bound_port}/[/]")
-        console.print(f"admin token in {token_file} (mode 0600); open the page with "
-                      f"http://{shown}:{bound_port}/#token=$(cat {token_file})")
+        url = f"http://{shown}:{bound_port}/"
+        console.print(f"codeloop server on [bold]{markup_safe(url)}[/]")
+        console.print(_first_contact(url, app_.state.tokens))
         console.print("repositories allowed under: "
                       + ", ".join(str(r) for r in app_.state.service.roots))
         if not is_loopback(host):
@@ -99,11 +114,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def token(
         user: Annotated[str, typer.Argument(help="The user the new token belongs to.")],
-        data: Annotated[Path | None, typer.Option("--data-dir", help="Where sessions live.")] = None,
+        data: DataDir = None,
     ) -> None:
         """Make a new API token for a user (each user sees only their own sessions)."""
-        from codeloop.server.auth import TokenStore
-
         store = TokenStore(data or default_data_dir())
         print(store.create(user))
         terminal_console(stderr=True).print(f"[dim]stored in {store.users_path} (mode 0600)[/]")

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from codeloop.cli.approve import terminal_approver
+from codeloop.cli.options import HERE, Repo, repo_option
 from codeloop.cli.render import STATUS_STYLE, JsonRenderer, LiveRenderer, diff_view
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
 from codeloop.cli.trust_cmds import notice_untrusted
@@ -112,14 +113,14 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def run(
         task: Annotated[str, typer.Argument(help="What to do, in plain words.")],
-        repo: Annotated[Path, typer.Option(help="The repository to work on.")] = Path("."),
-        model: Annotated[str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4.1")] = None,
+        repo: Repo = HERE,
+        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model, e.g. openai:gpt-4.1.")] = None,
         base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
         max_steps: Annotated[int | None, typer.Option(help="Stop after this many model calls.")] = None,
         max_cost: Annotated[float | None, typer.Option(help="Stop past this many dollars.")] = None,
         max_tokens: Annotated[int | None, typer.Option(help="Stop past this many tokens.")] = None,
         timeout: Annotated[float | None, typer.Option(help="Wall-clock limit in seconds.")] = None,
-        approval_mode: Annotated[str | None, typer.Option(help="ask | auto-edit | full-auto")] = None,
+        approval_mode: Annotated[str | None, typer.Option(help="When to ask you: ask, auto-edit or full-auto.")] = None,
         plan_approval: Annotated[bool | None, typer.Option("--plan-approval/--no-plan-approval", help="Ask before adopting the model's plan (default: only in approval mode ask).")] = None,
         no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run commands without isolation (every command is asked).")] = False,
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
@@ -169,7 +170,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def sessions(
         status: Annotated[str | None, typer.Option(help="Only sessions with this status.")] = None,
-        json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+        json_out: Annotated[bool, typer.Option("--json", help="Print the sessions as JSON.")] = False,
     ) -> None:
         """List sessions: status, task, steps, cost."""
         rows = open_store().sessions(status=status)
@@ -205,7 +206,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def export(
         session_id: Annotated[str, typer.Argument(help="The session to export.")],
-        out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default stdout).")] = None,
+        out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE", help="File to write (default stdout).")] = None,
     ) -> None:
         """Write the full trajectory (requests, responses, tools, tokens, cost, timings) as JSON."""
         store = open_store()
@@ -220,7 +221,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         file: Annotated[Path, typer.Argument(help="A trajectory written by `codeloop export`.")],
-        repo: Annotated[Path | None, typer.Option(help="Repository to replay on (default: the recorded one).")] = None,
+        repo: Annotated[Path | None, repo_option("The repository to replay on (default: the recorded one).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Re-run a recorded session, re-issuing its model outputs."""

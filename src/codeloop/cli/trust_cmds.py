@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.syntax import Syntax
 
+from codeloop.cli.options import HERE, repo_option
 from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.config import data_dir, ignored_project_keys, project_config_path
 from codeloop.errors import ConfigError
@@ -31,7 +32,8 @@ def notice_untrusted(repo: Path, console: Console) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("trust")
     def trust_command(
-        repo: Annotated[Path, typer.Option(help="The repository whose config file to trust.")] = Path("."),
+        repo: Annotated[Path, repo_option("The repository whose config file to trust "
+                                          "(default: the current directory).")] = HERE,
         revoke_: Annotated[bool, typer.Option("--revoke", help="Stop trusting it.")] = False,
         yes: Annotated[bool, typer.Option("--yes", help="Do not ask; trust the file as it is.")] = False,
         json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,

@@ -1,16 +1,16 @@
-"""`codeloop verify [REPO]`: run a repository's tests and checks the way the verifier sees them."""
+"""`codeloop verify`: run a repository's tests and checks the way the verifier sees them."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import uuid
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from codeloop.cli.options import HERE, OldRepoArgument, Repo, chosen_repo
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import data_dir, load_settings
 from codeloop.errors import ConfigError
@@ -46,7 +46,8 @@ def _print(result: Verification, plan_lines: list[str]) -> None:
 
 
 def verify_cmd(
-    repo: Annotated[Path, typer.Argument(help="Repository to verify.")] = Path("."),
+    repo: Repo = HERE,
+    old_repo: OldRepoArgument = None,
     target: Annotated[str | None, typer.Option("--target", "-t", help="Tests to run (files or ids).")] = None,
     checks: Annotated[bool, typer.Option("--checks/--no-checks", help="Run lint, type and security checks.")] = True,
     plan_only: Annotated[bool, typer.Option("--plan", help="Only show which commands would run.")] = False,
@@ -54,9 +55,9 @@ def verify_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Run the tests and checks codeloop would verify edits with; your files are not changed."""
-    repo = repo.resolve()
+    repo = chosen_repo(repo, old_repo, "`codeloop verify PATH`").resolve()
     if not repo.is_dir():
-        raise ConfigError(f"{repo} is not a directory", "pass the path of a repository")
+        raise ConfigError(f"{repo} is not a directory", "pass the repository as --repo PATH")
     settings = load_settings(repo)
     verify = VerifySettings.load(settings.verify)
     state = data_dir() / "verify-runs" / uuid.uuid4().hex[:12]

@@ -42,7 +42,7 @@ def _open(session_id: str) -> LayeredWorkspace:
     return open_workspace(Path(repo), state)
 
 
-def diff_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
+def diff_cmd(session_id: Annotated[str, typer.Argument(help="The session to review.")],
              as_json: JsonFlag = False) -> None:
     """Show the session's changes against your repository as a git-style diff."""
     ws = _open(session_id)
@@ -59,7 +59,7 @@ def diff_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
                                 f"`codeloop apply {session_id}` writes them into ", shown_path(ws.root)))
 
 
-def apply_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
+def apply_cmd(session_id: Annotated[str, typer.Argument(help="The session to apply.")],
               as_json: JsonFlag = False) -> None:
     """Write the session's changes into your repository (after a checkpoint `undo` restores)."""
     ws = _open(session_id)
@@ -92,7 +92,7 @@ def apply_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
                   "restores your files")
 
 
-def undo_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
+def undo_cmd(session_id: Annotated[str, typer.Argument(help="The session to undo.")],
              checkpoint: Annotated[str | None, typer.Option(
                  help="Checkpoint to restore (default: the latest apply).")] = None,
              as_json: JsonFlag = False) -> None:
@@ -105,7 +105,8 @@ def undo_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")],
                   + Text(", ").join(shown_path(rel) for rel in restored))
 
 
-def discard_cmd(session_id: Annotated[str, typer.Argument(help="Session id.")]) -> None:
+def discard_cmd(session_id: Annotated[str, typer.Argument(help="The session to discard.")]
+                ) -> None:
     """Drop the session's changes; your repository is not touched."""
     ws = _open(session_id)
     count = len(ws.changed_files())

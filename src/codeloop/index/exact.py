@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
+from codeloop.index.ripgrep import find_ripgrep
 from codeloop.index.walker import MAX_FILE_BYTES, is_indexable_content, walk
 from codeloop.workspace.errors import UnsafePath
 from codeloop.workspace.hostfs import SafeRoot
@@ -31,9 +31,9 @@ class LineMatch:
 def grep(root: Path, pattern: str, *, regex: bool = True, ignore_case: bool = False,
          limit: int = 200) -> list[LineMatch]:
     """Lines matching `pattern` in the files the walker would index, in path order."""
-    rg = shutil.which("rg")
+    rg = find_ripgrep()
     if rg is not None:
-        return _ripgrep(rg, root, pattern, regex, ignore_case, limit)
+        return _ripgrep(rg.path, root, pattern, regex, ignore_case, limit)
     return _python_grep(root, pattern, regex, ignore_case, limit)
 
 

@@ -18,7 +18,7 @@ from codeloop.config import Settings
 from codeloop.errors import CodeloopError, SessionNotFound
 from codeloop.events import StoredEvent
 from codeloop.private_paths import private_dir
-from codeloop.server.auth import TokenStore
+from codeloop.server.auth import TokenStore, visible_owners
 from codeloop.server.notify import Notifier, NotifyingStore
 from codeloop.server.roots import RepoNotAllowed
 from codeloop.server.schemas import (
@@ -168,8 +168,10 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
 
     @app.get("/sessions", responses=_ERRORS, tags=["sessions"])
     async def list_sessions(user: User, status: str | None = None) -> list[SessionOut]:
-        """Your sessions, newest first, optionally only those with a status."""
-        return [_session_out(service, r) for r in store.sessions(owner=user, status=status)]
+        """Your sessions (for the admin also the command line's), newest first, optionally
+        only those with a status."""
+        return [_session_out(service, r)
+                for r in store.sessions(owner=visible_owners(user), status=status)]
 
     @app.get("/sessions/{session_id}", responses=_ERRORS, tags=["sessions"])
     async def get_session(session_id: str, user: User) -> SessionDetail:

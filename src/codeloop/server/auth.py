@@ -10,8 +10,18 @@ from pathlib import Path
 
 from codeloop.errors import CodeloopError
 from codeloop.private_paths import FILE_MODE, private_dir, tighten
+from codeloop.session.store import LOCAL_OWNER
 
 ADMIN_USER = "admin"
+# Names no token in tokens.json may carry: the admin's, and the command line's sessions' owner.
+RESERVED_USERS = (ADMIN_USER, LOCAL_OWNER)
+
+
+def visible_owners(user: str) -> tuple[str, ...]:
+    """Whose sessions `user` sees: their own; the admin (who holds the server-token file in
+    the data directory, so is the person whose command line made the local sessions) also
+    sees the sessions `codeloop run` made there."""
+    return (ADMIN_USER, LOCAL_OWNER) if user == ADMIN_USER else (user,)
 
 
 class TokenFileError(CodeloopError):
@@ -59,9 +69,9 @@ class TokenStore:
 
     def create(self, user: str) -> str:
         """A new token for `user` (a user may hold several)."""
-        if not user or user == ADMIN_USER:
+        if not user or user in RESERVED_USERS:
             raise TokenFileError(f"cannot make a token for {user!r}",
-                                 f"pick a user name other than {ADMIN_USER!r}")
+                                 f"pick a user name other than {' or '.join(RESERVED_USERS)}")
         token = secrets.token_urlsafe(32)
         users = self._users()
         users[token] = user
@@ -76,6 +86,7 @@ class TokenStore:
         if hmac.compare_digest(token.encode(), self.admin_token.encode()):
             found = ADMIN_USER
         for known, user in self._users().items():
-            if hmac.compare_digest(token.encode(), known.encode()):
+            # A hand-written entry for the command line's owner would show its sessions.
+            if hmac.compare_digest(token.encode(), known.encode()) and user != LOCAL_OWNER:
                 found = user
         return found

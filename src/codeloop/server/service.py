@@ -26,6 +26,7 @@ from codeloop.llm.factory import make_model
 from codeloop.llm.types import Model
 from codeloop.planner.model import Plan
 from codeloop.policy import remember_rule
+from codeloop.server.auth import visible_owners
 from codeloop.server.notify import NotifyingStore
 from codeloop.server.pool import WorkerPool
 from codeloop.server.roots import RepoNotAllowed, allowed_repo, real_roots
@@ -40,7 +41,7 @@ from codeloop.session.setup import (
     start_session,
 )
 from codeloop.session.state import SessionState, fold
-from codeloop.session.store import SessionRow
+from codeloop.session.store import LOCAL_OWNER, SessionRow
 from codeloop.workspace.base import ApplyResult, Workspace
 
 log = logging.getLogger(__name__)
@@ -97,9 +98,9 @@ class SessionService:
     # -- reading ---------------------------------------------------------------------------
 
     def owned(self, session_id: str, user: str) -> SessionRow:
-        """The session if `user` owns it; others' sessions do not exist (404)."""
+        """The session if `user` may see it; others' sessions do not exist (404)."""
         row = self.store.get(session_id)
-        if row.owner != user:
+        if row.owner not in visible_owners(user):
             raise SessionNotFound(f"no session {session_id!r}")
         return row
 
@@ -173,9 +174,13 @@ class SessionService:
             self.store.append(session_id, [SessionPaused(reason=SERVER_SHUTDOWN)])
 
     def recover(self) -> list[str]:
-        """Queue the sessions a previous server left running (or paused when it shut down)."""
+        """Queue the sessions a previous server left running (or paused when it shut down).
+        The command line's sessions are not the server's to take over: `codeloop run` may
+        still be driving one, and `codeloop resume` continues one that was killed."""
         resumed = []
         for row in self.store.sessions():
+            if row.owner == LOCAL_OWNER:
+                continue
             if row.status == "paused":
                 last = self.store.read(row.id, max(row.last_seq - 1, 0))
                 if not (last and isinstance(last[-1].event, SessionPaused)

@@ -14,6 +14,9 @@ from codeloop.errors import SessionNotFound, StoreError
 from codeloop.events import Event, StoredEvent, parse_event_json
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
 
+# The owner of the sessions the command line starts (the server's sessions name their user).
+LOCAL_OWNER = "local"
+
 
 @dataclass(frozen=True)
 class SessionRow:
@@ -33,7 +36,7 @@ class SessionRow:
 
 
 class EventStore(Protocol):
-    def create(self, session_id: str, owner: str = "local") -> None: ...
+    def create(self, session_id: str, owner: str = LOCAL_OWNER) -> None: ...
 
     def append(self, session_id: str, events: Sequence[Event]) -> int:
         """Append atomically; returns the sequence number of the last event."""
@@ -41,7 +44,10 @@ class EventStore(Protocol):
 
     def read(self, session_id: str, after_seq: int = 0) -> list[StoredEvent]: ...
 
-    def sessions(self, owner: str | None = None, status: str | None = None) -> list[SessionRow]: ...
+    def sessions(self, owner: str | tuple[str, ...] | None = None,
+                 status: str | None = None) -> list[SessionRow]:
+        """Newest first; `owner` is one owner or a tuple of them."""
+        ...
 
     def get(self, session_id: str) -> SessionRow: ...
 
@@ -130,7 +136,7 @@ class SQLiteEventStore:
             self._local.conn = conn
         return conn
 
-    def create(self, session_id: str, owner: str = "local") -> None:
+    def create(self, session_id: str, owner: str = LOCAL_OWNER) -> None:
         now = time.time()
         try:
             self._conn().execute(
@@ -198,12 +204,15 @@ class SQLiteEventStore:
             for seq, data in rows
         ]
 
-    def sessions(self, owner: str | None = None, status: str | None = None) -> list[SessionRow]:
+    def sessions(self, owner: str | tuple[str, ...] | None = None,
+                 status: str | None = None) -> list[SessionRow]:
         query = "SELECT * FROM sessions"
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[str] = []
         if owner is not None:
-            clauses.append("owner = ?")
-            params.append(owner)
+            owners = (owner,) if isinstance(owner, str) else owner
+            clauses.append(f"owner IN ({', '.join('?' for _ in owners)})")
+            params.extend(owners)
         if status is not None:
             clauses.append("status = ?")
             params.append(status)

@@ -1,4 +1,4 @@
-"""The grep tool: ripgrep when its binary is installed, a Python scan otherwise.
+"""The grep tool: ripgrep when its binary is found (`index.ripgrep`), a Python scan otherwise.
 
 Neither follows a link: ripgrep is told `--no-follow` and is handed only a path checked to
 be a real file or directory (it would follow a link named on its command line), and the
@@ -10,13 +10,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shutil
 import stat
 import subprocess
 
 from pydantic import Field
 
 from codeloop.errors import PathOutsideWorkspace
+from codeloop.index.ripgrep import find_ripgrep
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
 from codeloop.tools.visibility import visible
 from codeloop.workspace.errors import UnsafePath
@@ -35,8 +35,10 @@ class GrepArgs(ToolArgs):
 
 
 def _rg(args: GrepArgs, rel: str, cwd: str, rg: str) -> tuple[list[str], str | None]:
-    cmd = [rg, "--line-number", "--no-heading", "--color", "never", "--max-columns", "300",
-           "--no-follow", "--max-count", str(MAX_MATCHES + 1)]  # one more reveals truncation
+    # --no-config: the output is parsed, so a user's ripgrep config must not change its shape.
+    # --max-count is one more than is shown: the extra match reveals truncation.
+    cmd = [rg, "--no-config", "--line-number", "--no-heading", "--color", "never",
+           "--max-columns", "300", "--no-follow", "--max-count", str(MAX_MATCHES + 1)]
     if args.ignore_case:
         cmd.append("--ignore-case")
     if args.glob:
@@ -105,17 +107,18 @@ class GrepTool(Tool):
         if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             # Absent, a special file, or reached through a link swapped in since the check.
             return Observation(ok=False, error=f"{args.path}: not a file or directory to search")
-        rg = shutil.which("rg")
-        lines, error = _rg(args, rel, cwd, rg) if rg else _python_grep(args, rel, view, st)
+        rg = find_ripgrep()
+        lines, error = _rg(args, rel, cwd, rg.path) if rg else _python_grep(args, rel, view, st)
         if error:
             return Observation(ok=False, error=error)
         lines = visible(ctx, [line.removeprefix("./") for line in lines],
                         lambda line: line.split(":", 1)[0])
+        engine = "ripgrep" if rg else "python"
         if not lines:
-            return Observation(ok=True, output="no matches")
+            return Observation(ok=True, output="no matches", data={"matches": 0, "engine": engine})
         truncated = len(lines) > MAX_MATCHES
         shown = lines[:MAX_MATCHES]
         note = (f"\n[{len(lines)} matches, first {MAX_MATCHES} shown; narrow the pattern, path "
                 "or glob]") if truncated else ""
         return Observation(ok=True, output="\n".join(shown) + note, truncated=truncated,
-                           data={"matches": len(lines)})
+                           data={"matches": len(lines), "engine": engine})

@@ -1,0 +1,53 @@
+"""Options several commands share, spelled one way everywhere, and the notes that keep
+older spellings working for now.
+
+The repository is always `--repo PATH` (short `-C PATH`, as git and make spell "run in this
+directory"), default the current directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from codeloop.cli.safe_text import markup_safe, terminal_console
+from codeloop.errors import CodeloopError
+
+HERE = Path(".")
+REPO_HELP = "The repository (default: the current directory)."
+
+
+def repo_option(help: str = REPO_HELP) -> Any:
+    """The `--repo/-C PATH` option, with a command's own help where it says more."""
+    return typer.Option("--repo", "-C", metavar="PATH", help=help, show_default=False)
+
+
+Repo = Annotated[Path, repo_option()]
+DataDir = Annotated[Path | None, typer.Option(
+    "--data-dir", metavar="DIR",
+    help="Where sessions live (default: $CODELOOP_DATA_DIR or ~/.local/share/codeloop).")]
+
+# Older spellings: hidden from --help, still accepted, each with a note naming the new one.
+OldRepoArgument = Annotated[Path | None, typer.Argument(hidden=True, show_default=False)]
+OldPathOption = Annotated[Path | None, typer.Option("--path", "-p", hidden=True)]
+
+
+def deprecated(old: str, new: str) -> None:
+    """Say on standard error that a spelling is going away and which one replaces it."""
+    terminal_console(stderr=True, soft_wrap=True).print(
+        f"[yellow]note:[/] {markup_safe(old)} is deprecated and will be removed; "
+        f"use {markup_safe(new)}")
+
+
+def chosen_repo(repo: Path, old: Path | None, old_form: str) -> Path:
+    """The repository `--repo` names, or the one an older spelling (`old_form`, e.g.
+    "`codeloop index PATH`") named, with a note."""
+    if old is None:
+        return repo
+    if repo != HERE:
+        raise CodeloopError(f"the repository is given twice: {old} by {old_form}, {repo} by "
+                            "--repo", "give it once, as --repo PATH")
+    deprecated(old_form, "--repo PATH (or -C PATH)")
+    return old
