@@ -27,6 +27,7 @@ from codeloop.events import (
     PolicyDecided,
     SessionStarted,
     ToolCallFinished,
+    VerificationRan,
 )
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
@@ -456,3 +457,25 @@ def test_secrets_in_agents_md_and_aws_keys_are_redacted(tmp_path: Path, caps: Ca
     ran = next(e for e in events_of(store, state, ToolCallFinished) if e.name == "run")
     assert "[redacted: aws access key id],[redacted: aws secret key]" in ran.output
     secret_free(tmp_path, model, key, aws_id, aws_secret)
+
+
+def test_a_secret_in_a_failing_tests_message_stays_out_of_the_verification_events(
+        tmp_path: Path, caps: Capabilities, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier's events (baseline, runs, the finish refusal) quote what tests printed."""
+    token = "tok-" + os.urandom(16).hex()
+    monkeypatch.setenv("DEPLOY_TOKEN", token)
+    repo = make_repo(tmp_path)
+    (repo / "calc.py").write_text(FIXED)
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "test_calc.py").write_text(
+        "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_add(self):\n"
+        f"        self.assertEqual(add(2, 3), 5, 'deploy with {token}')\n")
+    commit_all(repo)
+    model, state, store = run(tmp_path, repo, [
+        turn(call("edit_file", path="calc.py", old="return a + b", new="return a * b")),
+        turn(call("finish", summary="done")),
+        turn(call("finish", summary="still done"))], cfg(verify_on_finish=True))
+    ran = events_of(store, state, VerificationRan)
+    assert ran and any(r.new_failures for r in ran), "the edit must break the test"
+    secret_free(tmp_path, model, token)

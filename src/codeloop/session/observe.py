@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codeloop.events import ToolCallData
+from codeloop.events import (
+    BaselineRecorded,
+    Event,
+    SessionFinished,
+    ToolCallData,
+    VerificationRan,
+)
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.redact import Redacted, Redactor
 from codeloop.tools.base import Observation
@@ -45,3 +51,17 @@ def screen(call: ToolCallData, obs: Observation, policy: PolicyEngine | None,
         else:
             error = f"{error}\n\n{note}"
     return Observed(text, error, untrusted, data)
+
+
+# Events that quote what commands printed (test failures, the verifier's summary, a refusal
+# that ends the session): like tool output, they hold no secret once in the log.
+_QUOTING_EVENTS = (VerificationRan, BaselineRecorded, SessionFinished)
+
+
+def redact_event(event: Event, redactor: Redactor) -> Event:
+    """`event` with secrets redacted from its text, if it is one that quotes command output."""
+    if not isinstance(event, _QUOTING_EVENTS):
+        return event
+    found: Counter[str] = Counter()
+    data = redactor.redact_data(event.model_dump(mode="json"), found)
+    return type(event).model_validate(data) if found else event

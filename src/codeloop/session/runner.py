@@ -62,7 +62,7 @@ from codeloop.policy.redact import Redactor
 from codeloop.session.authorise import Approver, Gatekeeper, session_hook_guard
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.loops import detect_loop
-from codeloop.session.observe import screen
+from codeloop.session.observe import redact_event, screen
 from codeloop.session.plan_gate import PlanGate
 from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
@@ -157,8 +157,9 @@ class Runner:
 
     # --- the log ---------------------------------------------------------------------------
 
-    def _emit(self, *events: Event) -> None:
-        seq = self.store.append(self.session_id, list(events))
+    def _emit(self, *raw: Event) -> None:
+        events = [redact_event(e, self.redactor) for e in raw]
+        seq = self.store.append(self.session_id, events)
         first = seq - len(events) + 1
         for n, event in enumerate(events):
             stored = StoredEvent(session_id=self.session_id, seq=first + n, event=event)
