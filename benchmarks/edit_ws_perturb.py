@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import zlib
 
+from codeloop.edit.brackets import OPEN, bracket_columns
+
 Body = list[tuple[str, str]]  # (" " | "-" | "+", text)
 
 
@@ -132,23 +134,10 @@ def _brackets(line: str) -> list[tuple[int, bool]]:
     """Bracket events of `line`: (column, hanging) for an opening, (-1, False) for a closing.
 
     An opening bracket is hanging when nothing but a comment follows it on its line; lines
-    under it then follow the indent width, not the bracket. Quotes are tracked within the
-    line only; a comment ends the line.
+    under it then follow the indent width, not the bracket.
     """
-    events: list[tuple[int, bool]] = []
-    quote = ""
-    for i, ch in enumerate(line):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "#":
-            break
-        elif ch in "([{":
-            events.append((i, not line[i + 1:].split("#")[0].strip()))
-        elif ch in ")]}":
-            events.append((-1, False))
-    return events
+    return [(i, not line[i + 1:].split("#")[0].strip()) if line[i] in OPEN else (-1, False)
+            for i in bracket_columns(line)]
 
 
 def _push(stack: list[tuple[int, int]], line: str, shift: int) -> None:
