@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
             err_console.print(f"[yellow]hint:[/] {markup_safe(exc.hint)}")
         return 2
     except KeyboardInterrupt:
-        err_console.print("interrupted; `codeloop resume ID` continues the session")
+        # A running session handles Ctrl-C itself (cli/interrupt.py): this is before one runs.
+        err_console.print("interrupted")
         return 130
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
