@@ -19,7 +19,8 @@ app = typer.Typer(
     add_completion=False,
 )
 
-err_console = terminal_console(stderr=True)
+# Soft wrap: a long message or hint (a URL, a command to paste) is never split by a newline.
+err_console = terminal_console(stderr=True, soft_wrap=True)
 
 
 def _register_all() -> None:
