@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from codeloop.sandbox.process import kill_running
 from codeloop.session.control import Control
 
 PAUSED_EXIT = 6
@@ -38,6 +39,7 @@ class CtrlC:
         resume = f"`codeloop resume {self.session_id}` continues the session"
         if self.pressed or self.loop_done_exit is not None:
             self._say(f"quit at once; {resume}")
+            kill_running()  # a sandbox dies with us; a command run without one would not
             os._exit(PAUSED_EXIT if self.loop_done_exit is None else self.loop_done_exit)
         self.pressed = True
         self._say(f"pausing session {self.session_id} (Ctrl-C again quits at once); {resume}")
@@ -52,4 +54,7 @@ def ctrl_c_pauses(session_id: str, control: Control) -> Iterator[CtrlC]:
     try:
         yield handler
     finally:
-        signal.signal(signal.SIGINT, previous)
+        # Once pressed, the process is on its way out: another press, even while Python
+        # shuts down, still quits at once rather than with a traceback.
+        if not handler.pressed:
+            signal.signal(signal.SIGINT, previous)
