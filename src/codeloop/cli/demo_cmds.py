@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         state = drive(store, sid, repo, settings, model, json_out)
         if not json_out:
             console.print(Text.assemble("the demo repository stays at ", shown_path(repo),
-                                        "; look around with"))
+                                        "; look around with"), soft_wrap=True)
             for command, what in (("show", "the timeline again"), ("diff", "the change"),
                                   ("apply", "write it into the demo repository"),
                                   ("undo", "take it back"),
