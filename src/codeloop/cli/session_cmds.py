@@ -97,13 +97,13 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def resume(
         session_id: Annotated[str, typer.Argument(help="The session to continue.")],
-        model: Annotated[str | None, typer.Option(help="PROVIDER:MODEL instead of the session's own.")] = None,
-        base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL instead of the session's own.")] = None,
+        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model from now on, instead of the session's own.")] = None,
+        base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL from now on, instead of the session's own.")] = None,
         max_steps: Annotated[int | None, typer.Option(help="Stop after this many model calls in all.")] = None,
         max_cost: Annotated[float | None, typer.Option(help="Stop past this many dollars in all.")] = None,
         max_tokens: Annotated[int | None, typer.Option(help="Stop past this many tokens in all.")] = None,
         timeout: Annotated[float | None, typer.Option(help="Wall-clock limit in seconds.")] = None,
-        approval_mode: Annotated[str | None, typer.Option(help="ask | auto-edit | full-auto")] = None,
+        approval_mode: Annotated[str | None, typer.Option(help="When to ask you from now on: ask, auto-edit or full-auto.")] = None,
         plan_approval: Annotated[bool | None, typer.Option("--plan-approval/--no-plan-approval", help="Ask before adopting the model's plan.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
