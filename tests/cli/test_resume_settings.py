@@ -26,11 +26,12 @@ def _slow() -> Reply:
                  delay_first_s=SLOW_S)
 
 
-def _killed_while_waiting(tmp: Path, fake: FakeProvider, calls: int, *args: str) -> None:
+def _killed_while_waiting(tmp: Path, fake: FakeProvider, calls: int, *args: str,
+                         **env: str) -> None:
     """Run `codeloop ARGS` until the fake server has seen `calls` model calls, then kill -9
     it (the last call is a slow reply): the session is left running, mid-step."""
     proc = subprocess.Popen([sys.executable, "-m", "codeloop", *args, "--json"],
-                            env=env_for(tmp), stdout=subprocess.DEVNULL,
+                            env=env_for(tmp, **env), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, cwd=tmp)
     deadline = time.monotonic() + 120
     while len(fake.requests) < calls and proc.poll() is None and time.monotonic() < deadline:
@@ -88,6 +89,23 @@ def test_a_session_resumes_against_its_own_base_url_with_the_users_key(tmp_path:
     # The key is the user's, as configured now: never in the log.
     log = (tmp_path / "data" / "events.sqlite").read_bytes()
     assert KEY.encode() not in log and KEY not in cli(tmp_path, "export", sid).stdout
+
+
+def test_an_endpoint_from_openai_base_url_is_recorded_and_resumed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    first = Reply(sse=openai_stream("", [("c0", "read_file", '{"path": "calc.py"}')]))
+    fake = FakeProvider(replies=[first, _slow(), *fix_replies()[1:]]).start()
+    try:
+        _killed_while_waiting(tmp_path, fake, 2, "run", "make the tests pass", "--repo",
+                              str(repo), "--model", "openai:m",
+                              OPENAI_BASE_URL=fake.url + "/v1")
+        sid = str(_session(tmp_path)["id"])
+        # A new shell, without the variable: the session still knows where its model is.
+        screen = run_in_pty(tmp_path, "resume", sid, timeout=120)
+    finally:
+        fake.stop()
+    assert screen.code == 0, screen.text[-3000:] + screen.err.decode()
+    assert len(fake.requests) == 5
 
 
 def test_an_ask_session_resumed_in_a_terminal_still_asks(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from codeloop.cli.trust_cmds import notice_untrusted
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
 from codeloop.llm.endpoint import EndpointUnreachable
-from codeloop.llm.factory import check_endpoint, make_model
+from codeloop.llm.factory import check_endpoint, make_model, pinned_endpoint
 from codeloop.llm.scripted import ScriptedModel, replay_turns
 from codeloop.session.export import logged_diff, read_trajectory, trajectory
 from codeloop.session.resume import with_overrides
@@ -84,6 +84,7 @@ def register(app: typer.Typer) -> None:
             flags["sandbox"] = False
         settings = load_settings(repo, flags)
         notice_untrusted(repo, terminal_console(stderr=True))
+        settings = pinned_endpoint(settings.model, settings)
         llm = make_model(settings.model, settings)
         # Before the session exists: a server that is not there leaves nothing behind.
         check_endpoint(settings.model, settings)

@@ -89,6 +89,16 @@ def make_model(spec: str | None, settings: Settings) -> Model:
     return with_tool_protocol(LocalModel(Path(name).expanduser(), settings.local), settings)
 
 
+def pinned_endpoint(spec: str | None, settings: Settings) -> Settings:
+    """The settings naming the base URL an OpenAI-compatible model takes from OPENAI_BASE_URL,
+    so that a session's log records the endpoint it really talks to (and resumes there)."""
+    provider, _ = parse_spec(spec)
+    from_env = os.environ.get("OPENAI_BASE_URL")
+    if provider in _OPENAI and not settings.base_url and from_env:
+        return settings.model_copy(update={"base_url": from_env})
+    return settings
+
+
 def check_endpoint(spec: str | None, settings: Settings) -> None:
     """One short probe of the server a model given a base URL will call (none otherwise):
     nothing listening, or a refused key, is an `EndpointUnreachable` within seconds."""

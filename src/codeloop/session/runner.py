@@ -369,7 +369,7 @@ class Runner:
         if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
             # Only on the untouched tree: after a resume the files may already be edited.
             self.finish_gate.before_edit()
-        # A write and its record are one: a Ctrl-C waits for both (commands and tests it cuts).
+        # A Ctrl-C waits for a write and its record; a command or a test run it cuts.
         with self.control.critical() if checked.tool.tier == "write" else nullcontext():
             self._execute(call, checked)
         return True
