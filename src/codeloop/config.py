@@ -140,11 +140,12 @@ def _read_project_toml(repo: Path, path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}", "fix the TOML syntax in that file") from exc
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def merge_layers(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`; tables (budgets, verify, ...) merge key by key."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge_layers(out[key], value)
         else:
             out[key] = value
     return out
@@ -180,16 +181,21 @@ def load_settings(
     layers.append({k: v for k, v in (flags or {}).items() if v is not None})
     merged: dict[str, Any] = {}
     for layer in layers:
-        merged = _merge(merged, layer)
+        merged = merge_layers(merged, layer)
+    return settings_from(merged)
+
+
+def settings_from(data: dict[str, Any], hint: str | None = None) -> Settings:
+    """Validated settings, or a `ConfigError` naming each bad key."""
     try:
-        return Settings.model_validate(merged)
+        return Settings.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(
             f"invalid configuration: {problems}",
-            f"check {user_config_path()}, .codeloop/config.toml and CODELOOP_* variables",
+            hint or f"check {user_config_path()}, .codeloop/config.toml and CODELOOP_* variables",
         ) from exc
 
 
@@ -200,7 +206,7 @@ def project_layer(repo: Path, user: dict[str, Any], env: dict[str, str] | None =
     raw = _read_project_toml(repo, path)
     if not raw or is_trusted(repo, path, data_dir(env)):
         return Screened(raw)
-    return screen(raw, _merge(Settings().model_dump(), user))
+    return screen(raw, merge_layers(Settings().model_dump(), user))
 
 
 def ignored_project_keys(repo: Path, env: dict[str, str] | None = None,

@@ -100,6 +100,14 @@ class SessionResumed(EventBase):
     interrupted_calls: list[str] = Field(default_factory=list)
 
 
+class SettingsOverridden(EventBase):
+    """Settings a person changed for the rest of the session (flags given to `resume`), over
+    those recorded at its start; public settings only, never the API key."""
+
+    type: Literal["settings_overridden"] = "settings_overridden"
+    changes: dict[str, Any] = Field(default_factory=dict)
+
+
 class UserMessage(EventBase):
     """A human instruction added mid-session (feedback, steering, a rejection reason)."""
 
@@ -351,6 +359,7 @@ class UnknownEvent(EventBase):
 KnownEvent = Annotated[
     SessionStarted
     | SessionResumed
+    | SettingsOverridden
     | UserMessage
     | SystemNote
     | SessionFinished
@@ -408,9 +417,10 @@ def event_type(event: Event) -> str:
 _KNOWN_TYPES = {
     cls.model_fields["type"].default
     for cls in (
-        SessionStarted, SessionResumed, UserMessage, SystemNote, SessionFinished, SessionPaused,
-        ModelCallStarted, ModelCallFinished, ModelCallFailed, ToolCallStarted, ToolCallFinished,
-        PolicyDecided, ApprovalRequested, ApprovalGiven, PlanProposed, PlanUpdated, FileEdited,
+        SessionStarted, SessionResumed, SettingsOverridden, UserMessage, SystemNote,
+        SessionFinished, SessionPaused, ModelCallStarted, ModelCallFinished, ModelCallFailed,
+        ToolCallStarted, ToolCallFinished, PolicyDecided, ApprovalRequested, ApprovalGiven,
+        PlanProposed, PlanUpdated, FileEdited,
         CommandRan, BudgetWarning, LoopDetected, Compacted, VerificationRan, BaselineRecorded,
         ReviewDecided,
     )

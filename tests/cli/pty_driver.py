@@ -16,6 +16,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,14 @@ from tests.cli.test_cli import env_for
 
 # The end of a rich prompt with a default, as in "... (y): " (the default may be styled).
 PROMPT_END = re.compile(rb"\)(\x1b\[[0-9;]*m)*: $")
+
+
+# Something to do to the running program (send a signal, type Ctrl-C), given the process
+# and the terminal's master side; it fires once its trigger is met.
+Action = Callable[["subprocess.Popen[bytes]", int], None]
+# A trigger: bytes the program wrote (stdout or stderr) since the previous action fired,
+# or a test of the world outside (the fake server got a request, a command runs).
+Trigger = bytes | Callable[[], bool]
 
 
 @dataclass
@@ -40,9 +49,13 @@ class Screen:
 
 
 def run_in_pty(tmp: Path, *args: str, answers: tuple[str, ...] = (), marker: bytes = b"approve",
-               stderr_to_terminal: bool = False, timeout: float = 240, **env: str) -> Screen:
+               stderr_to_terminal: bool = False, timeout: float = 240,
+               actions: tuple[tuple[Trigger, Action], ...] = (), controlling: bool = False,
+               **env: str) -> Screen:
     """Run `codeloop ARGS` with stdin and stdout on a pseudo-terminal; each time a prompt
-    containing `marker` (or a follow-up question) waits, type the next answer."""
+    containing `marker` (or a follow-up question) waits, type the next answer; `actions`
+    fire in order as their triggers are met. With `controlling`, the terminal is the
+    program's controlling terminal, so a typed Ctrl-C (\\x03) is a SIGINT from the kernel."""
     master, slave = os.openpty()
     attrs = termios.tcgetattr(slave)
     attrs[1] &= ~termios.OPOST
@@ -54,11 +67,14 @@ def run_in_pty(tmp: Path, *args: str, answers: tuple[str, ...] = (), marker: byt
         environment.pop(name, None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "codeloop", *args], stdin=slave, stdout=slave,
-        stderr=slave if stderr_to_terminal else subprocess.PIPE, env=environment, cwd=tmp)
+        stderr=slave if stderr_to_terminal else subprocess.PIPE, env=environment, cwd=tmp,
+        start_new_session=controlling,
+        preexec_fn=(lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0)) if controlling else None)
     os.close(slave)
     out, err, prompts = bytearray(), bytearray(), []
     pending = list(answers)
     since_answer = 0
+    todo, both, since_action = list(actions), bytearray(), 0
     sel = selectors.DefaultSelector()
     sel.register(master, selectors.EVENT_READ)
     if proc.stderr is not None:
@@ -74,6 +90,13 @@ def run_in_pty(tmp: Path, *args: str, answers: tuple[str, ...] = (), marker: byt
                     open_streams -= 1
                     continue
                 (out if key.fd == master else err).extend(chunk)
+                both.extend(chunk)
+            if todo and proc.poll() is None:
+                trigger, action = todo[0]
+                if (trigger in both[since_action:] if isinstance(trigger, bytes) else trigger()):
+                    todo.pop(0)
+                    action(proc, master)
+                    since_action = len(both)
             waiting = bytes(out[since_answer:])
             if pending and PROMPT_END.search(waiting) and (marker in waiting or prompts):
                 prompts.append(waiting)

@@ -108,3 +108,10 @@ def test_a_copied_workspace_searches_the_history_of_its_source(tmp_path: Path) -
     copied = RepoIndex(view, seed=root)
     assert "app/reports.py" in copied.commit_search().files_for("timezone offset")
     assert RepoIndex(view).commit_search().files_for("timezone offset") == {}
+
+
+def test_messages_without_a_single_term_are_no_index_and_no_crash() -> None:
+    """A first repository often has one commit named "i" or "x": BM25 had no vocabulary."""
+    search = CommitSearch([Commit("i", ("a.py",)), Commit("x", ("b.py",))])
+    assert len(search) == 0
+    assert search.files_for("fix the parser") == {}

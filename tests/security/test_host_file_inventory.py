@@ -267,8 +267,8 @@ ALLOWED: dict[str, str] = {
     "codeloop.llm.local_provider:check_gguf:*.is_file": "user: the model file the user names",
     "codeloop.llm.local_provider:check_gguf:*.open": "user: the model file the user names",
     "codeloop.llm.scripted:ScriptedModel.from_file:*.read_text": "user: a script file the user names",
-    "codeloop.demo:make_demo_repo:shutil.copytree": "ours: the bundled demo repository into a temp dir",
-    "codeloop.cli.demo_cmds:register.demo:tempfile.TemporaryDirectory": "ours: the demo's temp dir",
+    "codeloop.demo:make_demo_repo:shutil.copytree": "ours: the bundled demo repository into the data dir (or a new --keep DIR)",
+    "codeloop.cli.demo_cmds:register.demo:*.exists": "user: the --keep directory the user names, which must not exist yet",
     "codeloop.cli.edit_cmds:patch_command:*.read_text": "user: the patch file the user names",
     "codeloop.cli.edit_cmds:patch_command:*.is_dir": "user: the --repo root itself",
     "codeloop.cli.eval_cmds:_directory:*.mkdir": "user: a directory an option names",
@@ -281,11 +281,13 @@ ALLOWED: dict[str, str] = {
     "codeloop.cli.policy_cmds:check_command:*.is_dir": "user: the --repo root itself",
     "codeloop.cli.policy_cmds:scan_command:*.read_text": "user: a file the user names",
     "codeloop.cli.session_cmds:register.export:*.write_text": "user: the --out file",
-    "codeloop.cli.session_cmds:register.replay:*.read_text": "user: a trajectory file the user names",
     "codeloop.cli.session_cmds:session_diff:*.exists": "ours: a session's state dir",
+    "codeloop.cli.session_cmds:session_diff:*.is_dir": "user: the repository root a session recorded (is it gone?)",
+    "codeloop.session.export:read_trajectory:*.read_text": "user: a trajectory file the user names",
     "codeloop.cli.verify_cmds:verify_cmd:*.is_dir": "user: the repository root itself",
     "codeloop.cli.verify_cmds:verify_cmd:shutil.rmtree": "ours: the verify run's state dir",
     "codeloop.cli.workspace_cmds:_open:*.is_file": "ours: the event store and a state dir",
+    "codeloop.cli.workspace_cmds:_open:*.is_dir": "user: the repository root a session recorded (is it gone?)",
 }
 
 # The harness prepares, runs and judges benchmark tasks in checkouts and environments it

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from codeloop.server.pool import WorkerPool
-from codeloop.session.runner import Control
+from codeloop.session.control import Control
 
 
 def test_per_user_limit_and_round_robin_across_users() -> None:

@@ -11,7 +11,7 @@ from codeloop.context.tokens import get_counter, messages_tokens
 from codeloop.llm.openai_provider import to_wire_messages
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, Message, ModelRequest
-from codeloop.session.runner import Control
+from codeloop.session.control import Control
 from codeloop.session.setup import RuntimeParts, build_runner, open_store, start_session
 from codeloop.session.state import fold
 from codeloop.session.store import SQLiteEventStore

@@ -20,7 +20,8 @@ app = typer.Typer(
     add_completion=False,
 )
 
-err_console = terminal_console(stderr=True)
+# Soft wrap: a long message or hint (a URL, a command to paste) is never split by a newline.
+err_console = terminal_console(stderr=True, soft_wrap=True)
 
 
 def _register_all() -> None:
@@ -53,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             err_console.print(f"[yellow]hint:[/] {markup_safe(exc.hint)}")
         return 2
     except KeyboardInterrupt:
-        err_console.print("interrupted; `codeloop resume ID` continues the session")
+        # A running session handles Ctrl-C itself (cli/interrupt.py): this is before one runs.
+        err_console.print("interrupted")
         return 130
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):

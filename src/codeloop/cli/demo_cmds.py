@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
-from codeloop.cli.safe_text import terminal_console
-from codeloop.cli.session_cmds import EXIT_BY_STATUS, drive
-from codeloop.config import load_settings
+from codeloop.cli.live import EXIT_BY_STATUS, drive
+from codeloop.cli.safe_text import shown_path, terminal_console
+from codeloop.config import data_dir, load_settings
 from codeloop.demo import DEMO_TASK, make_demo_repo, script_path
+from codeloop.errors import CodeloopError
 from codeloop.llm.scripted import ScriptedModel
-from codeloop.session.setup import open_store, start_session
+from codeloop.session.setup import new_session_id, open_store, start_session
 
 console = terminal_console()
 
@@ -22,17 +23,30 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def demo(
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
-        keep: Annotated[Path | None, typer.Option(help="Create the demo repository here and keep it.")] = None,
+        keep: Annotated[Path | None, typer.Option(help="Create the demo repository here (default: in the data directory).")] = None,
     ) -> None:
         """Run a complete session offline: a failing test, a bug, a fix — no API key needed."""
+        if keep is not None and keep.exists():
+            raise CodeloopError(f"{keep} already exists", "give --keep a directory to create")
         if not json_out:
             console.print("[bold yellow]This is a demo: the model is SCRIPTED[/] (its answers are "
                           "fixed in advance). The loop, tools, sandbox, event log and diff are real.")
-        with tempfile.TemporaryDirectory(prefix="codeloop-demo-") as tmp:
-            repo = make_demo_repo(keep or Path(tmp) / "stats")
-            settings = load_settings(repo, {"model": f"scripted:{script_path()}"})
-            model = ScriptedModel.from_file(script_path())
-            store = open_store()
-            sid = start_session(store, DEMO_TASK, repo, settings, model.name)
-            state = drive(store, sid, repo, settings, model, json_out)
+        store = open_store()  # first: it makes the data directory, private
+        sid = new_session_id()
+        # The repository outlives the command: `diff`, `apply` and `undo` need it afterwards.
+        repo = make_demo_repo(keep or data_dir() / "demo" / sid).resolve()
+        settings = load_settings(repo, {"model": f"scripted:{script_path()}"})
+        model = ScriptedModel.from_file(script_path())
+        start_session(store, DEMO_TASK, repo, settings, model.name, session_id=sid)
+        state = drive(store, sid, repo, settings, model, json_out)
+        if not json_out:
+            console.print(Text.assemble("the demo repository stays at ", shown_path(repo),
+                                        "; look around with"), soft_wrap=True)
+            for command, what in (("show", "the timeline again"), ("diff", "the change"),
+                                  ("apply", "write it into the demo repository"),
+                                  ("undo", "take it back"),
+                                  ("export", "the whole trajectory as JSON")):
+                line = f"codeloop {command} {sid}" + (" -o demo.json" if command == "export" else "")
+                # "# ..." so that the whole line can be pasted into a shell as it is
+                console.print(f"  [bold]{line:<44}[/] [dim]# {what}[/]", soft_wrap=True)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))

@@ -28,6 +28,12 @@ def short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def changed(changes: dict[str, Any], prefix: str = "") -> str:
+    """`base_url → http://…, budgets.max_steps → 5`: a settings change in one line."""
+    return ", ".join(changed(v, f"{prefix}{k}.") if isinstance(v, dict) else f"{prefix}{k} → {v}"
+                     for k, v in changes.items())
+
+
 def diff_view(diff: str) -> Syntax:
     """A diff coloured by line kind; its lines are made safe before they are styled."""
     return Syntax(for_terminal(diff), "diff", theme="ansi_dark", background_color="default",
@@ -91,6 +97,8 @@ class LiveRenderer:
                           title=f"session {stored.session_id}", border_style="cyan"))
         elif kind == "session_resumed":
             c.print(f"[cyan]resumed[/] (interrupted calls: {len(data['interrupted_calls'])})")
+        elif kind == "settings_overridden":
+            c.print(f"[cyan]settings changed[/] from here on: {markup_safe(changed(data['changes']))}")
         elif kind == "model_call_finished":
             if self.streamed:
                 c.print()

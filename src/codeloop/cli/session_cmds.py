@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import signal
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,28 +12,20 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from codeloop.cli.approve import terminal_approver
+from codeloop.cli.live import EXIT_BY_STATUS, drive, render_stored
 from codeloop.cli.options import HERE, Repo, repo_option
-from codeloop.cli.render import STATUS_STYLE, JsonRenderer, LiveRenderer, diff_view
+from codeloop.cli.render import STATUS_STYLE, diff_view
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
 from codeloop.cli.trust_cmds import notice_untrusted
-from codeloop.config import Settings, load_settings
+from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
-from codeloop.llm.factory import make_model
+from codeloop.llm.endpoint import EndpointUnreachable
+from codeloop.llm.factory import check_endpoint, make_model, pinned_endpoint
 from codeloop.llm.scripted import ScriptedModel, replay_turns
-from codeloop.llm.types import Model
-from codeloop.session.cleanup import end_run
-from codeloop.session.export import trajectory
-from codeloop.session.runner import Control
-from codeloop.session.setup import (
-    RuntimeParts,
-    build_runner,
-    check_repo,
-    open_store,
-    session_dir,
-    start_session,
-)
-from codeloop.session.state import SessionState, fold
+from codeloop.session.export import logged_diff, read_trajectory, trajectory
+from codeloop.session.resume import with_overrides
+from codeloop.session.setup import check_repo, open_store, session_dir, start_session
+from codeloop.session.state import fold
 from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.factory import open_workspace
 
@@ -46,67 +36,28 @@ def _status(text: str, quiet: bool) -> AbstractContextManager[object]:
     """A spinner on standard error for people; nothing when the output is JSON."""
     return nullcontext() if quiet else terminal_console(stderr=True).status(text)
 
-EXIT_BY_STATUS = {"finished": 0, "budget_exceeded": 3, "stuck": 4, "needs_human": 5,
-                  "stopped": 6, "paused": 6, "waiting_approval": 6, "error": 1,
-                  "context_overflow": 1, "cancelled": 6}
 
-
-def _renderer(json_out: bool) -> JsonRenderer | LiveRenderer:
-    return JsonRenderer() if json_out else LiveRenderer(console)
-
-
-@contextmanager
-def _sigterm_as_stop(control: Control) -> Iterator[None]:
-    """SIGTERM asks the loop to stop cleanly between steps (Ctrl-C pauses it)."""
-    previous = signal.signal(signal.SIGTERM, lambda *_: control.stop.set())
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def session_diff(store: SQLiteEventStore, session_id: str) -> str:
+def session_diff(store: SQLiteEventStore, session_id: str) -> tuple[str, str]:
+    """The session's diff and where it came from: its workspace over the repository, or the
+    log's own edits when the repository is gone (a deleted temporary checkout, say)."""
     row = store.get(session_id)
     state = session_dir(row.id) / "workspace"
     if not state.exists():
-        return ""
-    return open_workspace(Path(row.repo), state).diff()
+        return "", "workspace"
+    if not Path(row.repo).is_dir():
+        return logged_diff(store.read(row.id)), "log"
+    return open_workspace(Path(row.repo), state).diff(), "workspace"
 
 
-def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settings, model: Model,
-          json_out: bool, new: bool = True) -> SessionState:
-    """Run (or continue) a session with live output; prints the final diff for people."""
-    renderer = _renderer(json_out)
-    if new:
-        for stored in store.read(session_id):
-            renderer.on_event(stored)
-    control = Control()
-    approver = None if json_out else terminal_approver(console)
-    summariser = make_model(settings.small_model, settings) if settings.small_model else None
-    runner = build_runner(store, session_id, repo, settings, model, summariser=summariser,
-                          parts=RuntimeParts(control=control, approver=approver),
-                          on_event=renderer.on_event, on_delta=renderer.on_delta)
-    if approver is not None:
-        approver.context = runner.ctx
-    try:
-        with _sigterm_as_stop(control):
-            state = runner.run()
-    finally:
-        end_run(runner.ctx)
-    if not json_out:
-        diff = runner.ctx.workspace.diff()
-        if diff:
-            console.rule("final diff")
-            console.print(diff_view(diff))
-        console.print(f"[dim]session {session_id} · {state.steps} steps · "
-                      f"${state.cost_usd:.4f} · status {state.status}[/]")
-        if state.status == "waiting_approval":
-            console.print(f"waiting for approval: answer with [bold]codeloop resume {session_id}[/]"
-                          " in a terminal")
-        if diff and state.status == "finished":
-            console.print(f"review with [bold]codeloop diff {session_id}[/], apply with "
-                          f"[bold]codeloop apply {session_id}[/]")
-    return state
+def setting_flags(model: str | None, base_url: str | None, approval_mode: str | None,
+                  plan_approval: bool | None, budgets: dict[str, Any]) -> dict[str, Any]:
+    """The settings flags `run` and `resume` share, as a settings layer (None: not given)."""
+    flags: dict[str, Any] = {"model": model, "base_url": base_url,
+                             "approval_mode": approval_mode, "plan_approval": plan_approval}
+    given = {k: v for k, v in budgets.items() if v is not None}
+    if given:
+        flags["budgets"] = given
+    return flags
 
 
 def register(app: typer.Typer) -> None:
@@ -127,18 +78,17 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Work a task on a repository and hand back a diff for review."""
         repo = check_repo(repo)
-        budgets: dict[str, Any] = {k: v for k, v in {
+        flags = setting_flags(model, base_url, approval_mode, plan_approval, {
             "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
-            "wall_clock_s": timeout}.items() if v is not None}
-        flags: dict[str, Any] = {"model": model, "base_url": base_url,
-                                 "approval_mode": approval_mode, "plan_approval": plan_approval}
-        if budgets:
-            flags["budgets"] = budgets
+            "wall_clock_s": timeout})
         if no_sandbox:
             flags["sandbox"] = False
         settings = load_settings(repo, flags)
         notice_untrusted(repo, terminal_console(stderr=True))
+        settings = pinned_endpoint(settings.model, settings)
         llm = make_model(settings.model, settings)
+        # Before the session exists: a server that is not there leaves nothing behind.
+        check_endpoint(settings.model, settings)
         store = open_store()
         with _status("reading the repository (the first run on a large one builds its index)",
                      json_out):
@@ -149,22 +99,40 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def resume(
         session_id: Annotated[str, typer.Argument(help="The session to continue.")],
-        model: Annotated[str | None, typer.Option(help="Override the recorded model.")] = None,
+        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model from now on, instead of the session's own.")] = None,
+        base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL from now on, instead of the session's own.")] = None,
+        max_steps: Annotated[int | None, typer.Option(help="Stop after this many model calls in all.")] = None,
+        max_cost: Annotated[float | None, typer.Option(help="Stop past this many dollars in all.")] = None,
+        max_tokens: Annotated[int | None, typer.Option(help="Stop past this many tokens in all.")] = None,
+        timeout: Annotated[float | None, typer.Option(help="Wall-clock limit in seconds.")] = None,
+        approval_mode: Annotated[str | None, typer.Option(help="When to ask you from now on: ask, auto-edit or full-auto.")] = None,
+        plan_approval: Annotated[bool | None, typer.Option("--plan-approval/--no-plan-approval", help="Ask before adopting the model's plan.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
-        """Continue an interrupted session from its last complete step."""
+        """Continue a paused or interrupted session from its last complete step, with the
+        settings it started with; a flag given here changes that setting from now on."""
         store = open_store()
         row = store.get(session_id)
         state = fold(store.read(row.id))
         if state.is_over:
             raise CodeloopError(f"session {row.id} already ended ({state.status})",
                                 f"see it with `codeloop show {row.id}`")
-        assert state.started is not None
-        recorded = Settings.model_validate(state.started.config)
-        settings = load_settings(Path(row.repo), {"model": model or recorded.model,
-                                                  "budgets": recorded.budgets.model_dump()})
-        llm = make_model(model or row.model, settings)
-        final = drive(store, row.id, Path(row.repo), settings, llm, json_out, new=False)
+        repo = check_repo(Path(row.repo))
+        flags = setting_flags(model, base_url, approval_mode, plan_approval, {
+            "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
+            "wall_clock_s": timeout})
+        # The key is never in the log: it is the user's, as configured now.
+        settings, override = with_overrides(state, flags, load_settings(repo).api_key)
+        llm = make_model(settings.model or row.model, settings)
+        try:
+            check_endpoint(settings.model or row.model, settings)
+        except EndpointUnreachable as exc:
+            raise EndpointUnreachable(
+                exc.message, f"the session is unchanged; start that server, or continue "
+                f"against another: `codeloop resume {row.id} --base-url URL`") from exc
+        if override is not None:
+            store.append(row.id, [override])
+        final = drive(store, row.id, repo, settings, llm, json_out, shown_after=state.last_seq)
         raise typer.Exit(EXIT_BY_STATUS.get(final.status, 1))
 
     @app.command()
@@ -195,12 +163,11 @@ def register(app: typer.Typer) -> None:
         """Show a session's timeline and its final diff."""
         store = open_store()
         row = store.get(session_id)
-        renderer = _renderer(json_out)
-        for stored in store.read(row.id):
-            renderer.on_event(stored)
+        render_stored(store.read(row.id), json_out)
         if not json_out:
-            diff = session_diff(store, row.id)
-            console.rule("diff")
+            diff, source = session_diff(store, row.id)
+            console.rule("diff" if source == "workspace" else
+                         "diff (repository gone; the edits from the log)")
             console.print(diff_view(diff) if diff else "(no changes)")
 
     @app.command()
@@ -211,7 +178,7 @@ def register(app: typer.Typer) -> None:
         """Write the full trajectory (requests, responses, tools, tokens, cost, timings) as JSON."""
         store = open_store()
         row = store.get(session_id)
-        doc = trajectory(row, store.read(row.id), session_diff(store, row.id))
+        doc = trajectory(row, store.read(row.id), *session_diff(store, row.id))
         if out is None:
             print_json(doc, indent=2)
         else:
@@ -225,18 +192,12 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Re-run a recorded session, re-issuing its model outputs."""
-        try:
-            doc = json.loads(file.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CodeloopError(f"cannot read trajectory {file}: {exc}",
-                                "pass a file written by `codeloop export ID -o FILE`") from exc
-        if doc.get("format", "").split("/")[0] != "codeloop-trajectory":
-            raise CodeloopError(f"{file} is not a codeloop trajectory")
-        target = repo or Path(doc["session"]["repo"])
+        doc = read_trajectory(file)
+        target = check_repo(repo or Path(doc["session"]["repo"]))
         task = doc["summary"]["task"]
         settings = load_settings(target, {"model": "replay"})
         llm = ScriptedModel(replay_turns(doc), name=f"replay:{file.name}")
         store = open_store()
         sid = start_session(store, task, target, settings, llm.name)
-        state = drive(store, sid, target.resolve(), settings, llm, json_out)
+        state = drive(store, sid, target, settings, llm, json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))

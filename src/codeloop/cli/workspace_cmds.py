@@ -39,6 +39,9 @@ def _open(session_id: str) -> LayeredWorkspace:
     if not (state / "manifest.json").is_file():
         raise SessionNotFound(f"session {session_id} has no workspace at {state}",
                               "the session has not changed any file yet")
+    if not Path(repo).is_dir():
+        raise WorkspaceError(f"the repository of session {session_id} is gone ({repo})",
+                             f"`codeloop show {session_id}` shows its edits from the log")
     return open_workspace(Path(repo), state)
 
 

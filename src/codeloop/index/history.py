@@ -62,7 +62,10 @@ class CommitSearch:
         # Only code votes: nearly every commit also touches a changelog, which would
         # otherwise head every answer.
         code = (Commit(c.message, tuple(p for p in c.paths if _is_code(p))) for c in commits)
-        self._commits = [c for c in code if 0 < len(c.paths) <= MAX_COMMIT_FILES]
+        # A message with no term ("wip", "i") matches nothing; an index of only such
+        # messages would have no vocabulary, which BM25 cannot build.
+        self._commits = [c for c in code if 0 < len(c.paths) <= MAX_COMMIT_FILES
+                         and terms(c.message)]
         self._bm25: bm25s.BM25 | None = None
         if self._commits:
             self._bm25 = bm25s.BM25()

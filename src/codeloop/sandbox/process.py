@@ -70,6 +70,17 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+# The process groups of the commands running now, each in the set only while its leader is
+# unreaped (so the group id cannot have been reused).
+_RUNNING: set[int] = set()
+
+
+def kill_running() -> None:
+    """Kill every command this process runs: for a CLI about to quit without cleaning up."""
+    for pgid in list(_RUNNING):
+        _kill_group(pgid)
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -102,6 +113,7 @@ def run_process(
         preexec_fn=preexec_fn,
     )
     assert proc.stdout is not None
+    _RUNNING.add(proc.pid)
     capture = HeadTail(max_output_bytes)
     try:
         if started is not None:
@@ -109,6 +121,7 @@ def run_process(
         timed_out, limit = _pump(proc, capture, t0 + timeout_s, guard)
     finally:
         _kill_group(proc.pid)
+        _RUNNING.discard(proc.pid)
     if finished is not None:
         finished()
     proc.stdout.close()

@@ -40,9 +40,8 @@ from codeloop.server.service import (
     ModelFactory,
     SessionService,
     plan_dict,
-    remembered_rules,
-    session_settings,
 )
+from codeloop.session.resume import remembered_rules, session_settings
 from codeloop.session.state import SessionState
 from codeloop.session.store import SessionRow
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from codeloop.session.runner import Control
+from codeloop.session.control import Control
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,8 @@ from codeloop.server.notify import NotifyingStore
 from codeloop.server.pool import WorkerPool
 from codeloop.server.roots import RepoNotAllowed, allowed_repo, real_roots
 from codeloop.session.cleanup import drop_view_index, end_run
-from codeloop.session.runner import Control
+from codeloop.session.control import Control
+from codeloop.session.resume import session_settings
 from codeloop.session.setup import (
     RuntimeParts,
     build_runner,
@@ -66,22 +67,6 @@ class SessionView:
 def plan_dict(plan: Plan) -> dict[str, Any]:
     return {"call_id": plan.call_id, "summary": plan.summary, "approval": plan.approval,
             "done": plan.done, "total": len(plan.steps), "steps": list(plan.steps)}
-
-
-def remembered_rules(state: SessionState) -> list[str]:
-    return [a.remember_rule for a in state.approvals.values() if a.remember_rule]
-
-
-def session_settings(state: SessionState) -> Settings:
-    """The recorded settings plus every rule a person chose to remember in this session."""
-    assert state.started is not None
-    settings = Settings.model_validate(state.started.config)
-    rules = remembered_rules(state)
-    if rules:
-        permissions = {k: list(v) for k, v in settings.permissions.items()}
-        permissions["allow"] = [*permissions.get("allow", []), *rules]
-        settings = settings.model_copy(update={"permissions": permissions})
-    return settings
 
 
 class SessionService:
@@ -148,23 +133,29 @@ class SessionService:
         data["budgets"].update(budgets)
         return Settings.model_validate(data)
 
+    def _api_key(self, repo: Path) -> str | None:
+        """The key sessions use: never in the log, always the server's own settings."""
+        return (self.defaults or load_settings(repo)).api_key
+
     def _run_session(self, session_id: str, control: Control) -> None:
         """The worker-thread job: fold the log, build a runner, run until it ends or pauses."""
         row = self.store.get(session_id)
         state = fold(self.store.read(session_id))
         try:
             repo = self.repo_of(row)
-            settings = session_settings(state)
+            settings = session_settings(state, self._api_key(repo))
             model = self.model_factory(settings.model or row.model, settings)
             runner = build_runner(
                 self.store, session_id, repo, settings, model, base_dir=self.data_dir,
                 parts=RuntimeParts(policy=make_policy(settings), control=control),
             )
         except CodeloopError as exc:
-            # Nobody is watching a server's worker: the reason goes into the log.
+            # Nobody is watching a server's worker: the reason goes into the log. A session
+            # that has run before stays resumable (what failed may be fixed meanwhile).
             hint = f" ({exc.hint})" if exc.hint else ""
-            self.store.append(session_id, [SessionFinished(
-                status="error", reason=f"cannot start the session: {exc.message}{hint}")])
+            reason = f"cannot start the session: {exc.message}{hint}"
+            self.store.append(session_id, [SessionPaused(reason=reason) if state.last_seq > 1
+                                           else SessionFinished(status="error", reason=reason)])
             return
         try:
             final = runner.run()

@@ -7,10 +7,9 @@ from the log: `Runner(...).run()` on an existing session continues where it stop
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from contextlib import nullcontext
 from typing import Literal, Protocol
 
 from codeloop.config import Budgets
@@ -61,6 +60,7 @@ from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.redact import Redactor
 from codeloop.session.authorise import Approver, Gatekeeper, session_hook_guard
 from codeloop.session.budgets import check_budgets, warning_text
+from codeloop.session.control import Control
 from codeloop.session.loops import detect_loop
 from codeloop.session.observe import redact_event, screen
 from codeloop.session.plan_gate import PlanGate
@@ -68,9 +68,11 @@ from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
 from codeloop.tools.base import Observation, ToolContext
 from codeloop.tools.plan_tools import CURRENT_PLAN, ProposePlanArgs
-from codeloop.tools.registry import ToolRegistry
+from codeloop.tools.registry import ToolRegistry, Validated
 
 MAX_OBSERVATION_CHARS = 30_000
+# How the pause reason starts when a resumed session's model failed before answering.
+MODEL_SILENT = "the model did not answer"
 FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error",
                        "context_overflow", "needs_human", "cancelled"]
 
@@ -89,14 +91,6 @@ class FinishGate(Protocol):
     def check_finish(self) -> tuple[bool, str, bool]:
         """(allow, message for the model, escalate to a human)."""
         ...
-
-
-@dataclass
-class Control:
-    """How a person steers a running session from another thread (CLI signal, server)."""
-
-    stop: threading.Event = field(default_factory=threading.Event)
-    pause: threading.Event = field(default_factory=threading.Event)
 
 
 def _truncate(text: str) -> tuple[str, bool]:
@@ -151,6 +145,9 @@ class Runner:
         self.summariser = summariser
         self.redactor = redactor or Redactor.from_environment()
         self.state = SessionState()
+        # True while this run continues an earlier one and its model has not answered yet:
+        # a failure then (a wrong endpoint, a refused key) leaves the session resumable.
+        self.unanswered_resume = False
 
     def _current_plan(self) -> Plan | None:
         return self.state.plan
@@ -159,13 +156,14 @@ class Runner:
 
     def _emit(self, *raw: Event) -> None:
         events = [redact_event(e, self.redactor) for e in raw]
-        seq = self.store.append(self.session_id, events)
-        first = seq - len(events) + 1
-        for n, event in enumerate(events):
-            stored = StoredEvent(session_id=self.session_id, seq=first + n, event=event)
-            apply(self.state, stored)
-            if self.on_event is not None:
-                self.on_event(stored)
+        with self.control.critical():
+            seq = self.store.append(self.session_id, events)
+            first = seq - len(events) + 1
+            for n, event in enumerate(events):
+                stored = StoredEvent(session_id=self.session_id, seq=first + n, event=event)
+                apply(self.state, stored)
+                if self.on_event is not None:
+                    self.on_event(stored)
 
     def _emit_one(self, event: Event) -> None:
         self._emit(event)
@@ -194,6 +192,8 @@ class Runner:
         if self.state.pending_approvals and self.approver is None:
             # Nobody here can answer: a resume would only be recorded and stop again.
             return self.state
+        # Anything after the start event means an earlier run (or a person) was here.
+        self.unanswered_resume = self.state.last_seq > 1
         if self.state.steps or self.state.status == "paused":
             self._resume()
         if self.state.finish_summary is not None and not self.state.is_over:
@@ -209,7 +209,8 @@ class Runner:
                     continue
                 if self._supervise():
                     continue
-                self._call_model()
+                if not self._call_model():
+                    break
         except KeyboardInterrupt:
             self._emit(SessionPaused(reason="interrupted by the user (Ctrl-C)"))
             raise
@@ -261,7 +262,8 @@ class Runner:
                        SystemNote(text=finding.nudge_text(), kind="loop"))
         return True
 
-    def _call_model(self) -> None:
+    def _call_model(self) -> bool:
+        """One model turn; False when the loop must stop with the session still open."""
         started = self.state.started
         assert started is not None
         tools = self.registry.specs()
@@ -269,7 +271,7 @@ class Runner:
             body = self._fit_conversation(started, tools)
         except ContextOverflow as exc:
             self._finish("context_overflow", reason=str(exc))
-            return
+            return True
         messages = build_messages(started, self.state.transcript, body, self._plan_text())
         request = ModelRequest(messages=messages, tools=tools, max_tokens=self.max_output_tokens,
                                step=self.state.steps)
@@ -281,13 +283,19 @@ class Runner:
         except ModelError as exc:
             self._emit(ModelCallFailed(step=step, model=self.model.name, error_kind=exc.kind,
                                        message=exc.message, retryable=exc.retryable))
+            if self.unanswered_resume and not isinstance(exc, ContextWindowExceeded
+                                                         | ScriptExhausted):
+                self._emit(SessionPaused(reason=f"{MODEL_SILENT} ({exc.kind}: {exc.message}); "
+                                                "the session can be resumed"))
+                return False
             if isinstance(exc, ContextWindowExceeded):
                 self._finish("context_overflow", reason=exc.message)
             elif isinstance(exc, ScriptExhausted):
                 self._finish("error", reason=exc.message)
             else:
                 self._finish("error", reason=f"{exc.kind}: {exc.message}")
-            return
+            return True
+        self.unanswered_resume = False
         self._emit(ModelCallFinished(
             step=step, model=completion.model or self.model.name, text=completion.text,
             tool_calls=completion.tool_calls, usage=completion.usage,
@@ -302,6 +310,7 @@ class Runner:
                 text=f"That was {what}. Continue the task by calling a tool, or call finish "
                      "when the task is done.",
             ))
+        return True
 
     def _plan_text(self) -> str | None:
         """The plan section: the steps of the plan being worked; progress is in the
@@ -361,6 +370,13 @@ class Runner:
         if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
             # Only on the untouched tree: after a resume the files may already be edited.
             self.finish_gate.before_edit()
+        # A Ctrl-C waits for a write and its record; a command or a test run it cuts.
+        with self.control.critical() if checked.tool.tier == "write" else nullcontext():
+            self._execute(call, checked)
+        return True
+
+    def _execute(self, call: ToolCallData, checked: Validated) -> None:
+        """Run an authorised call and record its result (a finish passes the finish gate)."""
         self._start(call)
         begin = time.perf_counter()
         try:
@@ -379,13 +395,12 @@ class Runner:
                     self._record(call, observation, duration)
                     if escalate:
                         self._finish("needs_human", reason=message)
-                    return True
+                    return
                 summary = str(observation.data.get("summary", ""))
                 observation.data["summary"] = f"{summary}\n\n{message}".strip()
         self._record(call, observation, duration)
         if self.state.finish_summary is not None:
             self._finish("finished", summary=self.state.finish_summary)
-        return True
 
     def _start(self, call: ToolCallData) -> None:
         """Recorded just before the tool runs: started-but-unfinished means interrupted."""

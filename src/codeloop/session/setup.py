@@ -27,8 +27,9 @@ from codeloop.sandbox.docker_backend import DockerSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
+from codeloop.session.control import Control
 from codeloop.session.prompts import system_prompt
-from codeloop.session.runner import Control, FinishGate, Runner
+from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
 from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
@@ -70,6 +71,10 @@ def git_head(repo: Path) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
 def public_settings(settings: Settings) -> dict[str, Any]:
     """The settings as recorded in the log: never the key."""
     return settings.model_dump(mode="json", exclude={"api_key"})
@@ -98,7 +103,7 @@ def start_session(
     registry = registry or default_registry()
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
-    sid = session_id or uuid.uuid4().hex[:12]
+    sid = session_id or new_session_id()
     prompt = system_prompt(instructions_for(repo), session_redactor(settings))
     store.create(sid, owner=owner)
     store.append(sid, [SessionStarted(

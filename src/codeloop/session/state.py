@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from codeloop.config import merge_layers
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,
@@ -20,7 +21,9 @@ from codeloop.events import (
     PlanProposed,
     PlanUpdated,
     SessionFinished,
+    SessionPaused,
     SessionStarted,
+    SettingsOverridden,
     StoredEvent,
     ToolCallData,
     ToolCallFinished,
@@ -86,6 +89,10 @@ class SessionState:
     finish_summary: str | None = None
     # The verifier's runs on the untouched tree (`BaselineRecorded`), restored on resume.
     baseline_runs: list[dict[str, Any]] = field(default_factory=list)
+    # Settings changed since the start (`SettingsOverridden`, merged in order): together with
+    # `started.config` they are the settings the session runs with (`session.resume`).
+    overrides: dict[str, Any] = field(default_factory=dict)
+    pause_reason: str = ""
 
     @property
     def total_tokens(self) -> int:
@@ -132,8 +139,11 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
     elif kind == "session_resumed":
         state.status = "running"
         state.awaiting_approval -= state.approvals.keys()
-    elif kind == "session_paused":
+    elif isinstance(event, SettingsOverridden):
+        state.overrides = merge_layers(state.overrides, event.changes)
+    elif isinstance(event, SessionPaused):
         state.status = "paused"
+        state.pause_reason = event.reason
     elif isinstance(event, SessionFinished):
         state.finished = event
         state.status = event.status

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from codeloop.errors import SessionNotFound, StoreError
-from codeloop.events import Event, StoredEvent, parse_event_json
+from codeloop.events import Event, SettingsOverridden, StoredEvent, parse_event_json
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
 
 # The owner of the sessions the command line starts (the server's sessions name their user).
@@ -90,6 +90,8 @@ def _summary_updates(event: Event) -> dict[str, object]:
                 "model": getattr(event, "model", ""), "status": "running"}
     if kind == "session_resumed":
         return {"status": "running"}
+    if isinstance(event, SettingsOverridden) and event.changes.get("model"):
+        return {"model": event.changes["model"]}
     if kind == "session_paused":
         return {"status": "paused"}
     if kind == "session_finished":

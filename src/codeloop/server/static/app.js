@@ -301,6 +301,8 @@ function render(item) {
     case "session_finished":
       node = entry("end", item.seq, el("strong", {}, "session " + e.status), e.summary ? ": " + e.summary : "",
                    e.reason ? " — " + e.reason : ""); break;
+    case "settings_overridden":
+      node = entry("note", item.seq, "settings changed from here on: " + JSON.stringify(e.changes)); break;
     case "session_paused": case "session_resumed": case "review_decided":
       node = entry("note", item.seq, item.type.replace(/_/g, " ") + (e.reason ? ": " + e.reason : "") +
                    (e.action ? ": " + e.action : "")); break;
