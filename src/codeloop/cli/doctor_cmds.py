@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.doctor_project import print_project, project_report
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.sandbox.docker_backend import docker_reachable
 from codeloop.sandbox.probe import Capabilities, Probe, probe
@@ -55,15 +57,23 @@ def _print(caps: Capabilities, console: Console) -> None:
         )
 
 
-def doctor(json_out: bool = typer.Option(False, "--json", help="Print the probes as JSON.")) -> None:
+def doctor(
+    json_out: bool = typer.Option(False, "--json", help="Print the probes as JSON."),
+    repo: Path | None = typer.Option(None, "--repo", "-C", help="Also say which interpreter and test command verification uses for this repository, and why."),
+) -> None:
     """Probe the sandbox capabilities of this machine and show what is in force."""
     caps = probe()
+    project = project_report(repo) if repo is not None else None
     if json_out:
         reachable, detail = docker_reachable()
-        data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}}
+        data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail},
+                **({"project": project} if project is not None else {})}
         typer.echo(json.dumps(data, indent=2))
         return
-    _print(caps, terminal_console())
+    console = terminal_console()
+    _print(caps, console)
+    if project is not None:
+        print_project(project, console)
 
 
 def register(app: typer.Typer) -> None:
