@@ -18,6 +18,7 @@ _CONFTEST = re.compile(r"^ImportError while loading conftest.*$", re.MULTILINE)
 _ERROR_LINE = re.compile(r"^E\s+(.+)$", re.MULTILINE)
 _NOTHING_RAN = re.compile(r"\bno tests ran\b|^Ran 0 tests\b", re.MULTILINE | re.IGNORECASE)
 _MAX_REASON = 300
+_NOTHING = "no tests ran: the test command found no tests"
 
 
 def _last_line(output: str) -> str:
@@ -36,13 +37,13 @@ def _runner_failed(spec: CommandSpec, result: CommandResult) -> str | None:
         what = "is not executable" if result.exit_code == 126 else "was not found"
         last = _last_line(output)
         return f"the test command {what} (exit {result.exit_code})" + (f": {last}" if last else "")
-    missing = _NO_MODULE.search(output)
-    if missing:
-        return missing.group(0).strip()[:_MAX_REASON]
     conftest = _CONFTEST.search(output)
     if conftest:
         raised = _ERROR_LINE.findall(output[conftest.end():])
-        return (conftest.group(0).strip() + (f": {raised[-1].strip()}" if raised else ""))[:_MAX_REASON]
+        return (conftest.group(0).strip().rstrip(".") + (f": {raised[-1].strip()}" if raised else ""))[:_MAX_REASON]
+    missing = _NO_MODULE.search(output)
+    if missing:
+        return missing.group(0).strip()[:_MAX_REASON]
     return None
 
 
@@ -53,10 +54,12 @@ def could_not_run(spec: CommandSpec, result: CommandResult, parsed: ParsedOutput
     A targeted run that collects nothing is a bad target instead (`usage`), and a test file
     that does not import there is a result (a test the edits are meant to make importable).
     """
-    if spec.category != "test" or result.exit_code == 0 or parsed.passed:
+    if spec.category != "test" or parsed.passed or any(f.kind == "test" for f in parsed.failures):
         return None
-    if any(f.kind == "test" for f in parsed.failures):
-        return None
+    if result.exit_code == 0:
+        # unittest before Python 3.12 ends "Ran 0 tests ... OK" with exit 0.
+        nothing = not targeted and not parsed.failures and _NOTHING_RAN.search(result.output)
+        return _NOTHING if nothing else None
     if not parsed.failures:
         reason = _runner_failed(spec, result)
         if reason:
@@ -67,5 +70,5 @@ def could_not_run(spec: CommandSpec, result: CommandResult, parsed: ParsedOutput
         first = parsed.failures[0]
         return f"no test file could be imported ({len(parsed.failures)} failed); first: {first.headline()}"[:_MAX_REASON]
     if not parsed.failures and (_NOTHING_RAN.search(result.output) or (spec.name == "pytest" and result.exit_code == 5)):
-        return "no tests ran: the test command found no tests"
+        return _NOTHING
     return None

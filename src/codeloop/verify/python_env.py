@@ -197,17 +197,17 @@ class _Finder:
         if rel.startswith("..") or rel == ".":
             return None
         try:
-            data = self.tree.read_if_file(f"{rel}/pyvenv.cfg")
-        except (OSError, UnsafePath):
-            self.notes.append(f"{rel} in the repository goes through a link: not used")
+            data = self.tree.read_bytes(f"{rel}/pyvenv.cfg", 65536)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
-        if data is None:
+        except (OSError, UnsafePath):
+            self.notes.append(f"{rel} in the repository goes through a link or is not a file: not used")
             return None
         venv = self.repo / rel
         base = self._base(parse_pyvenv(data.decode("utf-8", "replace")), rel)
         return ProjectPython(rule, interpreter=str(venv / "bin" / "python"), venv=venv, base=base,
                              bin_dir=venv / "bin", in_repo=True, binds=self._bindable(base),
-                             needs=(venv / "pyvenv.cfg", venv / "bin", *self._base_needs(base)))
+                             needs=(*_venv_needs(venv, base), *self._base_needs(base)))
 
     def _venv(self, path: Path, rule: str, interpreter: str | None = None) -> ProjectPython:
         """A virtualenv outside the repository: the user's own files, links followed."""
@@ -218,7 +218,7 @@ class _Finder:
         binds = () if refused else tuple(dict.fromkeys([path, Path(os.path.realpath(path))]))
         return ProjectPython(rule, interpreter=interpreter or str(path / "bin" / "python"), venv=path,
                              base=base, bin_dir=path / "bin", binds=(*binds, *self._bindable(base)),
-                             needs=(path / "pyvenv.cfg", path / "bin", *self._base_needs(base)))
+                             needs=(*_venv_needs(path, base), *self._base_needs(base)))
 
     def _installation(self, found: Installation | str, rule: str) -> ProjectPython | None:
         if isinstance(found, str):
@@ -282,6 +282,12 @@ class _Finder:
         except (OSError, UnsafePath):
             return ""
         return "" if data is None else data.decode("utf-8", "replace")
+
+
+def _venv_needs(venv: Path, base: Installation | None) -> tuple[Path, ...]:
+    """What of a virtualenv its interpreter reads to start: its config, scripts, packages."""
+    site = (venv / "lib" / f"python{base.version[0]}.{base.version[1]}" / "site-packages",) if base else ()
+    return (venv / "pyvenv.cfg", venv / "bin", *site)
 
 
 def find_python(repo: Path, settings: VerifySettings | None = None,
