@@ -83,10 +83,11 @@ def verify_cmd(
         shutil.rmtree(state, ignore_errors=True)
     if as_json:
         runs = result.data()["runs"]
-        typer.echo(json.dumps({"runs": runs, "passed": result.passed, "failed": result.failed}))
+        typer.echo(json.dumps({"runs": runs, "passed": result.passed, "failed": result.failed,
+                               "could_not_run": result.not_run}))
     else:
-        _print(result, plan.describe())
-    if result.failed:
+        _print(result, verifier.plan.describe())
+    if result.failed or result.not_run:
         raise typer.Exit(1)
 
 
