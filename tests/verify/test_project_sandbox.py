@@ -9,14 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from codeloop.cli.doctor_project import print_project, project_report
 from codeloop.config import Settings
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.probe import probe
 from codeloop.session.setup import open_workspace_and_sandbox
 from codeloop.verify.detect import detect, sandbox_which
 from codeloop.verify.env_access import with_access_check
-from codeloop.verify.python_env import ProjectPython, find_python
+from codeloop.verify.python_env import ProjectPython, describe_python, find_python
 from codeloop.workspace.base import LayeredWorkspace
 
 
@@ -95,19 +97,26 @@ def test_an_activated_venv_is_read_only_and_shows_nothing_beside_it(tmp_path: Pa
     assert not any("bandit is not installed" in n for n in plan.notes)
 
 
-def test_the_sandbox_uid_reads_the_venv(tmp_path: Path) -> None:
+def test_the_sandbox_uid_reads_the_venv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # As root the commands run as an unprivileged uid: a venv only its owner can read fails
-    # to start, and that is said before it is tried.
+    # to start, and that is said before it is tried, by the notes and by the doctor.
     repo = tmp_path / "repo"
     repo.mkdir()
     venv = make_venv(tmp_path / "private")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
     (venv / "lib").chmod(0o700)
     try:
         python = with_access_check(find_python(repo, None, {"HOME": str(tmp_path), "VIRTUAL_ENV": str(venv)}),
                                    repo, sandboxed=True)
+        report = project_report(repo)
     finally:
         (venv / "lib").chmod(0o755)
     if os.geteuid() == 0:
         assert python.problem is not None and "cannot read" in python.problem
+        assert any(python.problem in line for line in describe_python(python))
+        assert not report["sandbox_can_read"] and "uid 61000" in report["problem"]
+        console = Console(record=True, width=400)
+        print_project(report, console)
+        assert "sandbox can read it: NO: the sandbox runs commands as uid 61000" in console.export_text()
     else:
-        assert python.problem is None  # commands run as the user, who owns it
+        assert python.problem is None and report["sandbox_can_read"]  # commands run as the user, who owns it
