@@ -224,6 +224,7 @@ ALLOWED: dict[str, str] = {
     "codeloop.verify.python_env:_Finder._on_path:*.is_file": _USER_ENV,
     "codeloop.verify.python_env:_Finder._on_path:os.access": _USER_ENV,
     "codeloop.verify.python_env:_Finder._pyenv:*.is_file": "user: a version dir in the user's pyenv root",
+    "codeloop.verify.python_env:_Finder._pyenv_for_repo:*.is_dir": "user: the user's pyenv root",
     "codeloop.verify.python_env:_Finder._repo_venv:*.is_file": "user: $UV_PROJECT_ENVIRONMENT outside the repository",
     "codeloop.verify.python_managers:poetry_env:*.is_file": "user: the user's poetry virtualenvs dir",
     "codeloop.verify.python_managers:poetry_env:*.iterdir": "user: the user's poetry virtualenvs dir",

@@ -172,3 +172,10 @@ def test_what_the_sandbox_uid_cannot_read_is_said(world: dict[str, Path]) -> Non
         (venv / "bin").chmod(0o755)
     assert problem is not None and "uid 61000" in problem and str(venv / "bin") in problem
     assert f"chmod -R o+rX {venv}" in problem
+
+
+def test_a_python_version_file_without_pyenv_is_left_to_the_next_rule(world: dict[str, Path]) -> None:
+    # uv and asdf read .python-version too: with no pyenv root there is nothing to resolve.
+    (world["repo"] / ".python-version").write_text("3.12\n")
+    found = find(world, PYENV_ROOT=str(world["tmp"] / "no-pyenv"))
+    assert found.is_system and not any("pyenv" in n for n in found.notes)

@@ -155,7 +155,9 @@ class _Finder:
     def _pyenv_for_repo(self) -> ProjectPython | None:
         if "PYENV_VERSION" not in self.environ and not self.tree.is_file(".python-version"):
             return None
-        return self._pyenv(pyenv_root(self.environ, self.home))
+        root = pyenv_root(self.environ, self.home)
+        # uv and asdf read `.python-version` too: without pyenv it is not pyenv's to resolve.
+        return self._pyenv(root) if (root / "versions").is_dir() else None
 
     def _on_path(self) -> ProjectPython | None:
         for entry in self.environ.get("PATH", "").split(os.pathsep):
