@@ -333,6 +333,10 @@ class VerificationRan(EventBase):
     summary: str = ""
     # Wall time of the commands that ran (reused results count nothing).
     seconds: float = 0.0
+    # Why test runs ran no test at all (the runner missing, nothing collected): not verified.
+    could_not_run: list[str] = Field(default_factory=list)
+    # The interpreter the tests run with (said with the baseline).
+    python: str = ""
 
 
 class BaselineRecorded(EventBase):

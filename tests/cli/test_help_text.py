@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from codeloop.cli import app
 
 # Every command that works on a repository on disk.
-REPO_COMMANDS = {"run", "replay", "index", "search", "verify", "trust", "policy check", "patch"}
+REPO_COMMANDS = {"run", "replay", "index", "search", "verify", "trust", "policy check", "patch",
+                 "doctor"}
 # Spellings that now mean nothing but an older way of naming something else.
 OLD_SPELLINGS = ("--path", "-p,", "--repo-filter")
 TYPE_LABEL = re.compile(r"<[a-z][a-z \[\]]*>")

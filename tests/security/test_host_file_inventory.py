@@ -36,6 +36,10 @@ _FD = "safe-api: relative to a directory fd reached with no link; the name is no
 _QUIESCENT = ("ours: a command's overlay upper layer after the command exited (its pid "
               "namespace is gone); entries lstat'ed first, directories not followed")
 
+_USER_ENV = "user: the user's environment ($VIRTUAL_ENV, $PATH), outside the repository"
+_PREFIX = ("host: a Python installation's interpreter and stdlib, outside the repository "
+           "(links resolved: the host's, not the repository's)")
+
 ALLOWED: dict[str, str] = {
     # --- the safe API ---------------------------------------------------------------------
     "codeloop.workspace.hostfs:SafeRoot._root_fd:os.open": "safe-api: opens the trusted root",
@@ -214,6 +218,26 @@ ALLOWED: dict[str, str] = {
     "codeloop.sandbox.probe:_trial:os.chmod": "ours: the probe's temp dir",
     "codeloop.sandbox.probe:_userns:*.exists": "host: /proc/sys kernel settings",
     "codeloop.sandbox.probe:_userns:*.read_text": "host: /proc/sys kernel settings",
+    # --- the project's Python environment (verify.python_env) ---------------------------------
+    # Each is outside every repository (`_Finder._inside_repo` sends those to SafeRoot): the
+    # user's own environment ($VIRTUAL_ENV, $PATH, pyenv, poetry) or an interpreter's prefix.
+    "codeloop.verify.python_env:_Finder._activated:*.is_file": _USER_ENV,
+    "codeloop.verify.python_env:_Finder._configured:*.is_file": _USER_ENV,
+    "codeloop.verify.python_env:_Finder._on_path:*.is_dir": _USER_ENV,
+    "codeloop.verify.python_env:_Finder._on_path:*.is_file": _USER_ENV,
+    "codeloop.verify.python_env:_Finder._on_path:os.access": _USER_ENV,
+    "codeloop.verify.python_env:_Finder._pyenv:*.is_file": "user: a version dir in the user's pyenv root",
+    "codeloop.verify.python_env:_Finder._pyenv_for_repo:*.is_dir": "user: the user's pyenv root",
+    "codeloop.verify.python_env:_Finder._repo_venv:*.is_file": "user: $UV_PROJECT_ENVIRONMENT outside the repository",
+    "codeloop.verify.python_managers:poetry_env:*.is_file": "user: the user's poetry virtualenvs dir",
+    "codeloop.verify.python_managers:poetry_env:*.iterdir": "user: the user's poetry virtualenvs dir",
+    "codeloop.verify.python_managers:poetry_env:*.stat": "user: the user's poetry virtualenvs dir",
+    "codeloop.verify.python_managers:pyenv_version:*.is_dir": "user: a version dir in the user's pyenv root",
+    "codeloop.verify.python_managers:user_text:*.open": "user: a small file of the user's pyenv or poetry config (64 KiB at most)",
+    "codeloop.verify.pyvenv:_executable_file:*.stat": _PREFIX,
+    "codeloop.verify.pyvenv:installation:*.is_file": _PREFIX,
+    "codeloop.verify.env_access:unreadable:os.stat": "host: a directory to be bound into the sandbox (repository paths go through SafeRoot)",
+    "codeloop.verify.env_access:unreadable:os.access": "host: a directory to be bound into the sandbox (repository paths go through SafeRoot)",
     # --- the index's cache -------------------------------------------------------------------
     "codeloop.index.store:connect:*.mkdir": "ours: the cache dir",
     "codeloop.index.store:connect:sqlite3.connect": "ours: the index database in the cache",

@@ -72,6 +72,11 @@ class Session:
 def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     tmp = tmp_path_factory.mktemp("terminal")
     repo = make_repo(tmp)
+    # The model's edit plants trojan source on purpose: a scanner in the user's environment
+    # (bandit, which verification now finds there) would rightly block its finish. This
+    # test is about what reaches the terminal, so the scan is off (env_for's config dir).
+    (tmp / "config" / "codeloop").mkdir(parents=True)
+    (tmp / "config" / "codeloop" / "config.toml").write_text("[verify]\nsecurity = []\n")
     script = write_script(tmp / "script.json")
     # Approve the plan and both edits; deny the self-overwriting command.
     live = run_in_pty(tmp, "run", TASK, "--repo", str(repo), "--model", f"scripted:{script}",

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.doctor_project import print_project, project_report
+from codeloop.cli.options import repo_option
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.index.ripgrep import find_ripgrep, grep_engine
 from codeloop.sandbox.docker_backend import docker_reachable
@@ -64,15 +68,25 @@ def _print(caps: Capabilities, console: Console) -> None:
         )
 
 
-def doctor(json_out: bool = typer.Option(False, "--json", help="Print the probes as JSON.")) -> None:
+def doctor(
+    json_out: bool = typer.Option(False, "--json", help="Print the probes as JSON."),
+    repo: Annotated[Path | None, repo_option(
+        "Also say which interpreter and test command verification uses for this repository, "
+        "and why.")] = None,
+) -> None:
     """Probe the sandbox capabilities of this machine and show what is in force and which grep."""
     caps = probe()
+    project = project_report(repo) if repo is not None else None
     if json_out:
         reachable, detail = docker_reachable()
-        data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}, "grep": _grep()}
+        data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}, "grep": _grep(),
+                **({"project": project} if project is not None else {})}
         typer.echo(json.dumps(data, indent=2))
         return
-    _print(caps, terminal_console())
+    console = terminal_console()
+    _print(caps, console)
+    if project is not None:
+        print_project(project, console)
 
 
 def register(app: typer.Typer) -> None:

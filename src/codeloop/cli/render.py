@@ -17,6 +17,7 @@ from codeloop.llm.types import StreamDelta
 from codeloop.policy.scrub import for_terminal
 
 MAX_OUTPUT_LINES = 12
+COMMAND_CHARS = 100
 STATUS_STYLE = {"finished": "green", "budget_exceeded": "yellow", "stuck": "yellow",
                 "stopped": "yellow", "paused": "yellow", "needs_human": "yellow",
                 "error": "red", "context_overflow": "red", "cancelled": "red"}
@@ -80,6 +81,8 @@ class LiveRenderer:
         self.tokens = 0
         self.cost = 0.0
         self.streamed = False
+        # Verification commands already shown: each is shown once, shortened.
+        self.commands: list[str] = []
 
     def on_delta(self, delta: StreamDelta) -> None:
         if delta.text:
@@ -127,6 +130,8 @@ class LiveRenderer:
             c.print(f"  {mark} [dim]{markup_safe(data['name'])}[/]")
             if lines_shown:
                 c.print(Text("    " + "\n    ".join(lines_shown) + more, style="grey50"))
+        elif kind == "verification_ran":
+            self._verification(data)
         elif kind == "file_edited":
             c.print(Text.assemble(("edited ", "magenta"), shown(data["path"], "magenta", one_line=True),
                                   " ", shown(f"({data['strategy']})", "dim")))
@@ -154,3 +159,22 @@ class LiveRenderer:
             text = data["summary"] or data["reason"]
             c.print(Panel(shown(text or "(no summary)"), title=f"[{style}]{data['status']}[/]",
                           border_style=style))
+
+    def _verification(self, data: dict[str, Any]) -> None:
+        """One line per verification call; the interpreter and each command are said once
+        (shortened: `show --json` and `export` hold them in full)."""
+        c = self.console
+        # A finish on files verified already re-runs nothing: the last results stand.
+        counts = f"{data['passed']} passed, {data['failed']} failed" if data["commands"] else "nothing re-ran"
+        extra = [f"{len(data[k])} {word}" for k, word in (("new_failures", "new"), ("fixed_failures", "fixed"))
+                 if data[k]]
+        c.print(Text.assemble(("verification", "cyan"), f" ({data['phase']}): ",
+                              shown(", ".join([counts, *extra]), one_line=True)))
+        for reason in data.get("could_not_run") or []:
+            c.print(Text.assemble(("  could not run the tests: ", "bold red"), shown(reason, one_line=True)))
+        if data.get("python"):
+            c.print(Text.assemble(("  python: ", "dim"), shown(data["python"], "dim", one_line=True)))
+        for command in data["commands"]:
+            if not any(command.startswith(seen) for seen in self.commands):
+                self.commands.append(command)
+                c.print(Text.assemble(("  command: ", "dim"), shown(short(command, COMMAND_CHARS), "dim")))

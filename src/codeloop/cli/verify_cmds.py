@@ -14,12 +14,12 @@ from codeloop.cli.options import HERE, OldRepoArgument, Repo, chosen_repo
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import data_dir, load_settings
 from codeloop.errors import ConfigError
-from codeloop.sandbox.factory import make_sandbox
+from codeloop.session.setup import open_workspace_and_sandbox, project_python
 from codeloop.verify.detect import detect, sandbox_which
+from codeloop.verify.python_env import describe_python
 from codeloop.verify.settings import VerifySettings
 from codeloop.verify.verification import Verification
 from codeloop.verify.verifier import Verifier
-from codeloop.workspace.factory import open_workspace
 
 console = terminal_console()
 
@@ -59,31 +59,36 @@ def verify_cmd(
     if not repo.is_dir():
         raise ConfigError(f"{repo} is not a directory", "pass the repository as --repo PATH")
     settings = load_settings(repo)
+    if no_sandbox:
+        settings = settings.model_copy(update={"sandbox": False})
     verify = VerifySettings.load(settings.verify)
     state = data_dir() / "verify-runs" / uuid.uuid4().hex[:12]
     try:
-        workspace = open_workspace(repo, state)
-        sandbox = make_sandbox(no_sandbox or not settings.sandbox, workspace)
+        python = project_python(repo, settings)
+        workspace, sandbox = open_workspace_and_sandbox(repo, state, settings, python=python)
         plan = detect(workspace.path, verify, sandbox_which(sandbox, workspace.path, verify.env))
         if not checks:
             plan.checks = []
         if plan_only:
+            lines = [*plan.describe(), *(f"note: {n}" for n in (describe_python(python) if python else []))]
             if as_json:
-                typer.echo(json.dumps({"plan": plan.describe()}))
+                typer.echo(json.dumps({"plan": lines}))
             else:
-                for line in plan.describe():
+                for line in lines:
                     console.print(shown(line))
             return
-        verifier = Verifier(workspace.path, sandbox, verify, changed_files=workspace.changed_files, plan=plan)
+        verifier = Verifier(workspace.path, sandbox, verify, changed_files=workspace.changed_files, plan=plan,
+                            python=python)
         result = verifier.baseline(target)
     finally:
         shutil.rmtree(state, ignore_errors=True)
     if as_json:
         runs = result.data()["runs"]
-        typer.echo(json.dumps({"runs": runs, "passed": result.passed, "failed": result.failed}))
+        typer.echo(json.dumps({"runs": runs, "passed": result.passed, "failed": result.failed,
+                               "could_not_run": result.not_run}))
     else:
-        _print(result, plan.describe())
-    if result.failed:
+        _print(result, verifier.plan.describe())
+    if result.failed or result.not_run:
         raise typer.Exit(1)
 
 

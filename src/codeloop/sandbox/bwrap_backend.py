@@ -97,6 +97,7 @@ class BwrapSandbox:
         extra_ro_binds: Sequence[Path] = (),
         extra_rw_binds: Sequence[Path] = (),
         extra_overlays: Mapping[Path, Path] | None = None,
+        extra_links: Mapping[Path, Path] | None = None,
         capabilities: Capabilities | None = None,
         egress: EgressProxy | None = None,
         etc_root: Path = Path("/etc"),
@@ -121,6 +122,7 @@ class BwrapSandbox:
         self._extra = tuple(Path(p) for p in extra_ro_binds)
         self._extra_rw = tuple(Path(p) for p in extra_rw_binds)
         self._overlays = self._overlay_layers(extra_overlays or {})
+        self._links = tuple((Path(p), Path(t)) for p, t in (extra_links or {}).items())
         # With an egress proxy, unix sockets are allowed so the forwarder can reach it;
         # the sandbox's view holds no other path socket and abstract ones are per-netns.
         if egress is not None and not os.access(SYSTEM_PYTHON, os.X_OK):
@@ -239,6 +241,7 @@ class BwrapSandbox:
                 etc_root=self._etc_root,
                 etc_files=etc,
                 block_fd=gate[0] if gate else None,
+                links=self._links,
             )
             fds = [fd, tracker.write_fd, *(f for f, _ in etc), *(gate[:1] if gate else [])]
             launcher: list[str] = []

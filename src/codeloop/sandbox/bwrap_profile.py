@@ -59,6 +59,8 @@ class Profile:
     etc_files: Sequence[tuple[int, str]] = field(default_factory=tuple)
     # bwrap holds the command back until a byte arrives here (its cgroup is joined first).
     block_fd: int | None = None
+    # Symlinks made in the sandbox's own tree: (path, target).
+    links: Sequence[tuple[Path, Path]] = field(default_factory=tuple)
 
 
 def _system_view(profile: Profile) -> list[str]:
@@ -121,6 +123,20 @@ def _mount_point_parents(paths: Sequence[Path]) -> list[str]:
     return args
 
 
+def _links(profile: Profile) -> list[str]:
+    """Symlinks on the sandbox's root tmpfs (after /tmp's, so one there stays visible); a path
+    in the system view or one a mount already uses (or lies in) is left alone."""
+    taken = [Path(p) for p in (*profile.extra_ro_binds, *profile.extra_rw_binds,
+                               *(o[0] for o in profile.extra_overlays), profile.mount.dest)]
+    args: list[str] = []
+    for path, target in profile.links:
+        premounted = any(str(path) == top or str(path).startswith(top + "/") for top in _PREMOUNTED)
+        clash = any(path == t or path in t.parents or t in path.parents for t in taken)
+        if path.is_absolute() and str(path) not in ("/", "/tmp") and not premounted and not clash:
+            args += ["--symlink", str(target), str(path)]
+    return args
+
+
 def _workspace(mount: WorkspaceMount) -> list[str]:
     src, dest = str(mount.source), str(mount.dest)
     if mount.upper is not None and mount.work is not None:
@@ -172,7 +188,8 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     args += ["--perms", "1777", "--size", str(profile.tmp_size_mb << 20), "--tmpfs", "/tmp"]
     args += ["--remount-ro", "/dev"]
     args += _mount_point_parents([*profile.extra_ro_binds, *profile.extra_rw_binds,
-                                  *(o[0] for o in profile.extra_overlays), profile.mount.dest])
+                                  *(o[0] for o in profile.extra_overlays), profile.mount.dest,
+                                  *(path for path, _ in profile.links)])
     # After the tmpfs mounts, like the workspace, so binds that live under /tmp stay visible.
     for extra in profile.extra_ro_binds:
         args += ["--ro-bind", str(extra), str(extra)]
@@ -181,6 +198,7 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     for lower, upper, work in profile.extra_overlays:
         args += ["--overlay-src", str(lower), "--overlay", str(upper), str(work), str(lower)]
     args += _workspace(profile.mount)
+    args += _links(profile)
     if profile.git_config is not None:
         args += ["--ro-bind", str(profile.git_config), "/tmp/.gitconfig"]
     # Whatever bwrap created on its own root tmpfs (mount points) is frozen: the root is

@@ -41,12 +41,15 @@ class Toolchain:
     """A toolchain outside the system directories that commands should find first.
 
     `ro_binds` become visible read-only inside the sandbox; `bin_dirs` lead PATH; `env` is
-    added to every command (e.g. VIRTUAL_ENV).
+    added to every command (e.g. VIRTUAL_ENV); `links` are symlinks made inside the sandbox
+    (path -> target), e.g. the repository's path leading to the workspace, where the
+    absolute paths a virtualenv holds (script shebangs, editable installs) point.
     """
 
     ro_binds: list[Path] = field(default_factory=list)
     bin_dirs: list[Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    links: dict[Path, Path] = field(default_factory=dict)
 
 
 class ToolchainSandbox:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +15,12 @@ from codeloop.sandbox.subprocess_backend import SubprocessSandbox
 
 
 def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = None,
-                 ro_binds: Sequence[Path] = ()) -> Sandbox:
+                 ro_binds: Sequence[Path] = (), links: Mapping[Path, Path] | None = None) -> Sandbox:
     """bwrap when the probes pass; plain subprocesses only when the user said `--no-sandbox`.
 
     `egress`, a started `EgressProxy`, is the sandbox's only way out (allow-listed domains);
-    `ro_binds` are host directories commands may read (a toolchain outside /usr).
+    `ro_binds` are host directories commands may read (a toolchain outside /usr); `links`,
+    symlinks made inside the sandbox (path -> target).
     """
     if no_sandbox:
         return SubprocessSandbox()
@@ -39,7 +40,8 @@ def make_sandbox(no_sandbox: bool, workspace: Any, egress: EgressProxy | None = 
             "commands cannot be isolated on this machine (" + "; ".join(failed) + ")",
             "see `codeloop doctor`; `--no-sandbox` runs commands unisolated and asks before each",
         )
-    return BwrapSandbox(workspace, capabilities=caps, egress=egress, extra_ro_binds=ro_binds)
+    return BwrapSandbox(workspace, capabilities=caps, egress=egress, extra_ro_binds=ro_binds,
+                        extra_links=links)
 
 
 def choose_backend(setting: str) -> str:

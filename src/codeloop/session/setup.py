@@ -11,7 +11,7 @@ from typing import Any
 from codeloop.config import Settings, data_dir
 from codeloop.context.budget import repo_map_tokens
 from codeloop.context.session_map import session_repo_map
-from codeloop.errors import CodeloopError
+from codeloop.errors import CodeloopError, ConfigError
 from codeloop.events import SessionStarted
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import (
@@ -36,6 +36,9 @@ from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
 from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.visibility import READ_DENIED
+from codeloop.verify.env_access import with_access_check
+from codeloop.verify.python_env import PROJECT_PYTHON, ProjectPython, find_python, project_toolchain
+from codeloop.verify.settings import VerifySettings
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.safe_git import GitError, git_text
@@ -119,24 +122,44 @@ def start_session(
     return sid
 
 
+def project_python(repo: Path, settings: Settings) -> ProjectPython | None:
+    """The project's interpreter for the session's commands (see `python_env`); None under
+    Docker, whose image brings its own."""
+    if settings.sandbox and choose_backend(settings.sandbox_backend) == "docker":
+        return None
+    try:
+        verify = VerifySettings.load(settings.verify)
+    except ConfigError:
+        verify = VerifySettings()  # the verifier reports the bad settings when it starts
+    return with_access_check(find_python(repo, verify), repo, sandboxed=settings.sandbox)
+
+
 def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings,
-                               toolchain: Toolchain | None = None
+                               toolchain: Toolchain | None = None,
+                               python: ProjectPython | None = None,
                                ) -> tuple[LayeredWorkspace, Sandbox]:
     """The session's workspace and the sandbox its commands run in, paired safely.
 
     Without a sandbox, commands run as host processes that may write files in place, so the
     workspace must be a private copy rather than hard links to the user's files. A
-    `toolchain` (e.g. a task's virtualenv) is made visible to and found first by commands.
+    `toolchain` (e.g. a task's virtualenv), or else the project's interpreter (`python`), is
+    made visible to and found first by commands.
     """
     sandbox: Sandbox
     if settings.sandbox and choose_backend(settings.sandbox_backend) == "docker":
         workspace = open_workspace(repo, state / "workspace", prefer="copy")
         sandbox = DockerSandbox(workspace, settings.docker_image)
+        toolchain = None
     elif settings.sandbox:
         workspace = open_workspace(repo, state / "workspace")
-        sandbox = make_sandbox(False, workspace, ro_binds=toolchain.ro_binds if toolchain else ())
+        if toolchain is None and python is not None:
+            toolchain = project_toolchain(python, repo, workspace.path)
+        sandbox = make_sandbox(False, workspace, ro_binds=toolchain.ro_binds if toolchain else (),
+                               links=toolchain.links if toolchain else None)
     else:
         workspace = open_workspace(repo, state / "workspace", prefer="copy")
+        if toolchain is None and python is not None:
+            toolchain = project_toolchain(python, repo, None)
         sandbox = make_sandbox(True, workspace)
     return workspace, ToolchainSandbox(sandbox, toolchain) if toolchain else sandbox
 
@@ -172,12 +195,13 @@ def build_runner(
     registry: ToolRegistry | None = None, summariser: Model | None = None,
 ) -> Runner:
     parts = parts or RuntimeParts()
+    python = project_python(repo, settings) if parts.toolchain is None else None
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
-                                                    settings, parts.toolchain)
+                                                    settings, parts.toolchain, python)
     limits = Limits(timeout_s=settings.budgets.command_timeout_s)
     policy = parts.policy or make_policy(settings)
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits,
-                      services={"verify_config": settings.verify,
+                      services={"verify_config": settings.verify, PROJECT_PYTHON: python,
                                 READ_DENIED: read_denied_check(policy, workspace.path)})
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:

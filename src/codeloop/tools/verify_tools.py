@@ -9,9 +9,10 @@ from pydantic import Field
 from codeloop.events import BaselineRecorded
 from codeloop.index.service import RepoIndex
 from codeloop.tools.base import Observation, Tier, Tool, ToolArgs, ToolContext
-from codeloop.verify.gate import GateDecision
+from codeloop.verify.gate import GateDecision, could_not_run_text
 from codeloop.verify.models import RunResult
 from codeloop.verify.pristine import Originals
+from codeloop.verify.python_env import PROJECT_PYTHON, ProjectPython
 from codeloop.verify.verification import Verification
 from codeloop.verify.verifier import Verifier
 from codeloop.workspace.base import Workspace
@@ -36,7 +37,8 @@ def get_verifier(ctx: ToolContext) -> Verifier:
     """The session's verifier from `ctx.services`, made (and kept there) on first use.
 
     It reads `verify_config` (the verify settings dict) and, when present, `index` (the
-    session's `RepoIndex`, whose file graph widens the related tests) from the services.
+    session's `RepoIndex`, whose file graph widens the related tests) and the project's
+    interpreter (`PROJECT_PYTHON`) from the services.
     """
     verifier = ctx.services.get("verifier")
     if not isinstance(verifier, Verifier):
@@ -44,6 +46,7 @@ def get_verifier(ctx: ToolContext) -> Verifier:
         verifier = Verifier(
             ctx.root, ctx.sandbox, ctx.services.get("verify_config"), changed_files=ctx.workspace.changed_files,
             graph=index.graph if isinstance(index, RepoIndex) else None, originals=_originals(ctx.workspace),
+            python=python if isinstance(python := ctx.services.get(PROJECT_PYTHON), ProjectPython) else None,
         )
         ctx.services["verifier"] = verifier
     return verifier
@@ -88,11 +91,15 @@ def gate_finish(ctx: ToolContext) -> GateDecision:
 
 def _observe(result: Verification, ctx: ToolContext) -> Observation:
     _report(ctx, result)
-    # Failing tests are a result, not a tool error; running nothing at all is one.
+    # Failing tests are a result, not a tool error; running nothing at all is one, and so is
+    # a run that could not run a single test.
+    ran = [r for r in result.runs if r.outcome != "not_run"]
+    error = None if ran else ("nothing to run: " + "; ".join(result.notes) if not result.runs
+                              else could_not_run_text(result.not_run))
     return Observation(
-        ok=bool(result.runs),
+        ok=error is None,
         output=result.text(),
-        error=None if result.runs else "nothing to run: " + "; ".join(result.notes),
+        error=error,
         data=result.data(),
         # Test output echoes repository content the model did not write.
         untrusted=True,

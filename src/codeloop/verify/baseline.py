@@ -23,16 +23,19 @@ class Ledger:
     commands: list[str] = field(default_factory=list)
 
     def record(self, run: RunResult) -> None:
-        if run.outcome == "usage":
-            return
+        if run.outcome in ("usage", "not_run"):
+            return  # nothing was learned: no test ran
         if run.command not in self.commands:
             self.commands.append(run.command)
         current = keyed(run.failures)
         # Findings without a test id vanish when fixed: a completed run of the same command
-        # over the same (or the full) scope that no longer reports them clears them.
+        # over the same (or the full) scope that no longer reports them clears them. A run
+        # that crashed or timed out did not complete: its silence fixes nothing.
+        completed = not any(f.kind in ("crash", "timeout") for f in run.failures)
         for key, status in list(self.entries.items()):
             if (
-                status.failing
+                completed
+                and status.failing
                 and status.source == run.name
                 and key not in current
                 and (status.failure is None or status.failure.test_id is None)

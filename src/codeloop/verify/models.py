@@ -82,8 +82,9 @@ class RunResult(BaseModel):
     passed: list[str] = Field(default_factory=list)
     skipped: int = 0
     parser: str = "generic"
-    # "usage" means the command could not run as asked (bad target): nothing was learned.
-    outcome: Literal["passed", "failed", "usage", "timeout"] = "passed"
+    # "usage" means the command could not run as asked (bad target): nothing was learned;
+    # "not_run" that it ran no test at all (runner missing, nothing collected): `note` says why.
+    outcome: Literal["passed", "failed", "usage", "timeout", "not_run"] = "passed"
     note: str = ""
     output_tail: str = ""
     # True when the result is an earlier run's, the workspace and command being unchanged.
@@ -91,6 +92,8 @@ class RunResult(BaseModel):
 
     @property
     def counts(self) -> str:
+        if self.outcome == "not_run":
+            return f"could not run the tests: {self.note}"
         if self.category == "test":
             return f"{len(self.passed)} passed, {len(self.failures)} failed, {self.skipped} skipped"
         return f"{len(self.failures)} finding(s)"

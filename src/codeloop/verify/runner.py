@@ -9,6 +9,7 @@ from pathlib import Path
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.verify.commands import SCRATCH_DIR, CommandSpec
 from codeloop.verify.models import Failure, RunResult
+from codeloop.verify.not_run import could_not_run
 from codeloop.verify.parsers import PARSERS, parse_generic
 from codeloop.verify.parsers.paths import short_trace
 from codeloop.verify.scratch import prepare, tidy
@@ -62,6 +63,7 @@ def run_command(
         if spec.report_ext:
             _cleanup(tree, report_rel)
     parsed = PARSERS[spec.parser](result.output, report, workspace)
+    not_run = None if result.timed_out or result.killed_reason else could_not_run(spec, result, parsed, bool(targets))
     if not parsed.structured and result.exit_code not in (0, None):
         parsed = parse_generic(f"{report or ''}\n{result.output}", None, workspace)
     failures = [f if f.tool else f.model_copy(update={"tool": spec.name}) for f in parsed.failures]
@@ -75,6 +77,10 @@ def run_command(
         why = "timed out" if result.timed_out else f"was stopped ({result.killed_reason})"
         run.failures.append(timeout_failure(spec.name, scope, why))
         run.outcome, run.note = "timeout", f"{why} after {result.duration_ms / 1000:.0f}s"
+        return run
+    if not_run is not None:
+        # Nothing was learned about the tests: no failure to compare, no pass to count.
+        run.failures, run.outcome, run.note = [], "not_run", not_run
         return run
     if failures:
         run.outcome = "failed"

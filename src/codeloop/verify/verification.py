@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from codeloop.events import VerificationRan
 from codeloop.verify.baseline import Comparison
-from codeloop.verify.gate import blocks
+from codeloop.verify.gate import blocks, could_not_run_text
 from codeloop.verify.models import RunResult, keyed
 
 Phase = Literal["baseline", "after", "final"]
@@ -23,6 +23,13 @@ class Verification:
     runs: list[RunResult] = field(default_factory=list)
     comparison: Comparison = field(default_factory=Comparison)
     notes: list[str] = field(default_factory=list)
+    # The interpreter the tests run with, said once (with the baseline).
+    python: str = ""
+
+    @property
+    def not_run(self) -> list[str]:
+        """Why test runs of this call ran no test (see `not_run`)."""
+        return list(dict.fromkeys(r.note for r in self.runs if r.outcome == "not_run"))
 
     @property
     def passed(self) -> int:
@@ -34,10 +41,14 @@ class Verification:
 
     def text(self) -> str:
         """Compact text for the model: per command counts, then new / fixed / still failing."""
-        lines = [f"{r.name} [{r.scope}]: {r.counts}{' - ' + r.note if r.note else ''}{REUSED if r.reused else ''}"
-                 for r in self.runs]
+        lines = [f"{r.name} [{r.scope}]: {r.counts}{' - ' + r.note if r.note and r.outcome != 'not_run' else ''}"
+                 f"{REUSED if r.reused else ''}" for r in self.runs]
         if not self.runs:
             lines.append("nothing ran")
+        if self.not_run:
+            when = " before any edit" if self.phase == "baseline" else ""
+            lines.append(f"{could_not_run_text(self.not_run)}{when}: nothing was verified by "
+                         f"{'these runs' if len(self.runs) > 1 else 'this run'}")
         lines += [f"note: {n}" for n in self.notes]
         c = self.comparison
         relevant = {key for r in self.runs for key in keyed(r.failures)}
@@ -73,6 +84,7 @@ class Verification:
             "fixed": list(c.fixed),
             "still_failing": list(c.still_failing),
             "notes": self.notes,
+            "could_not_run": self.not_run,
         }
 
     def event(self) -> VerificationRan:
@@ -83,4 +95,5 @@ class Verification:
             # A legacy suite can have thousands; `failed` keeps the count, the text the gist.
             still_failing=list(c.still_failing)[:_EVENT_STILL_FAILING], summary=self.text()[:4000],
             seconds=round(sum(r.duration_ms for r in self.runs) / 1000, 3),
+            could_not_run=self.not_run, python=self.python,
         )

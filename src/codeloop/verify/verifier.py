@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,12 @@ from codeloop.verify.detect import Plan, detect, sandbox_which
 from codeloop.verify.gate import GateDecision, GateRound, check_finish
 from codeloop.verify.models import RunResult
 from codeloop.verify.pristine import Originals, original_tree, recover
+from codeloop.verify.python_env import ProjectPython, describe_python
 from codeloop.verify.related import related_tests
 from codeloop.verify.runner import run_command, timeout_failure
 from codeloop.verify.settings import VerifySettings
-from codeloop.verify.verification import REUSED, Phase, Verification
+from codeloop.verify.summary import summarise
+from codeloop.verify.verification import Phase, Verification
 from codeloop.workspace.hostfs import SafeRoot
 
 # Runners whose targets are test files, which backfilling the baseline needs.
@@ -36,6 +39,7 @@ class Verifier:
     `graph` gives the index's file graph, which widens the related tests. `originals` reads a
     file as it was before the session (None: it did not exist); with it, failing tests the
     baseline never ran are run once on the original files to learn whether they are new.
+    `python` is the project's interpreter the sandbox was given (`python_env`), for the notes.
     """
 
     def __init__(
@@ -47,6 +51,7 @@ class Verifier:
         plan: Plan | None = None,
         graph: Callable[[], FileGraph] | None = None,
         originals: Originals | None = None,
+        python: ProjectPython | None = None,
     ) -> None:
         self.root = Path(workspace_path)
         self.sandbox = sandbox
@@ -58,6 +63,9 @@ class Verifier:
         self.plan = plan or detect(
             self.root, self.settings, sandbox_which(sandbox, self.root, self.settings.env)
         )
+        self.python = python
+        if python is not None:
+            self.plan = replace(self.plan, notes=[*describe_python(python), *self.plan.notes])
         self.base = Ledger()
         self.latest = Ledger()
         self.baseline_taken = False
@@ -78,6 +86,9 @@ class Verifier:
         self._results: dict[tuple[str, str], RunResult] = {}
         # Runs on the untouched tree not yet handed out for the event log (`take_pristine`).
         self._unsaved: list[RunResult] = []
+        # Test runs that ran no test: of the baseline, and of the last round on the edits.
+        self._not_run_before: list[RunResult] = []
+        self._not_run: list[RunResult] = []
 
     # --- state -------------------------------------------------------------------------
 
@@ -112,7 +123,8 @@ class Verifier:
         return Limits(timeout_s=min(timeout_s, remaining), max_output_bytes=self.settings.max_output_bytes)
 
     def _verification(self, phase: Phase, runs: list[RunResult], notes: list[str]) -> Verification:
-        return Verification(phase, runs, compare(self.base, self.latest), notes)
+        python = self.python.interpreter if self.python and phase == "baseline" else ""
+        return Verification(phase, runs, compare(self.base, self.latest), notes, python=python)
 
     def take_pristine(self) -> list[RunResult]:
         """Runs on the untouched tree since the last call, for the session's event log."""
@@ -124,6 +136,7 @@ class Verifier:
         for run in runs:
             self._record(run, pristine=True, latest=False)
         self._unsaved = []
+        self._not_run_before = [r for r in runs if r.category == "test" and r.outcome == "not_run"]
         self.baseline_taken = self.baseline_taken or bool(runs)
 
     # --- runs ------------------------------------------------------------------------------
@@ -143,7 +156,7 @@ class Verifier:
             run = previous.model_copy(update={"duration_ms": 0.0, "reused": True, "scope": scope})
             self._record(run, baseline or untouched)
             return run
-        run = run_command(spec, self.sandbox, self.root, self._limits(timeout_s), self.settings.command_env, targets, scope)
+        run = self._command(spec, self._limits(timeout_s), targets, scope)
         if self.fingerprint() != before:
             # A linter with `fix = true` in the project's config, or a test that writes files.
             run.note = (run.note + "; " if run.note else "") + "this command changed files in the workspace"
@@ -151,6 +164,13 @@ class Verifier:
         elif key is not None and run.outcome != "timeout":
             self._results[key] = run
         self._record(run, baseline or untouched)
+        return run
+
+    def _command(self, spec: CommandSpec, limits: Limits, targets: list[str] | None, scope: str) -> RunResult:
+        run = run_command(spec, self.sandbox, self.root, limits, self.settings.command_env, targets, scope)
+        problem = self.python.problem if self.python else None
+        if run.outcome == "not_run" and problem:
+            run.note += f" ({problem})"
         return run
 
     def _run_test_spec(self, targets: list[str] | None, scope: str, baseline: bool = False) -> RunResult:
@@ -167,6 +187,7 @@ class Verifier:
         if self.plan.test is not None:
             targets = split_targets(target) if target else None
             runs.append(self._run_test_spec(targets, target or "full", baseline=True))
+            self._not_run_before = [r for r in runs if r.outcome == "not_run"]
         else:
             notes.append("no test command found: tests are not part of the verification")
         runs += self._run_checks(baseline=True)
@@ -203,16 +224,20 @@ class Verifier:
         estimate = self._durations.get(wider or "full")
         run_wider = estimate is None or estimate <= remaining
         # Related tests inside the configured wider target would only run twice in this call.
+        current: list[RunResult] = []
         if related and not (run_wider and wider and set(related) <= set(split_targets(wider))):
             run = self._run_test_spec(related, "related: " + " ".join(related))
+            current.append(run)
             runs += [run, *self._unreadable_before_edits(run, related, notes)]
         if run_wider:
-            runs.append(self._run_test_spec(split_targets(wider) if wider else None, wider or "full"))
+            current.append(self._run_test_spec(split_targets(wider) if wider else None, wider or "full"))
+            runs.append(current[-1])
         else:
             notes.append(
                 f"wider suite skipped: it took {estimate:.0f}s and {max(0.0, remaining):.0f}s of the verification budget is left"
             )
         self._tests_fingerprint = self.fingerprint()
+        self._not_run = [r for r in current if r.outcome == "not_run"]
         runs += self._backfill()
         return self._verification("after", runs, notes)
 
@@ -247,7 +272,7 @@ class Verifier:
         Near the time at which the edits' run of them timed out (`timed_out_after`), it counts as timing out too."""
         assert self.originals is not None
         with original_tree(self.root, self._changed(), self.originals):
-            run = run_command(spec, self.sandbox, self.root, limits, self.settings.command_env, targets, scope)
+            run = self._command(spec, limits, targets, scope)
         if (
             timed_out_after is not None and run.outcome != "timeout"
             and run.duration_ms > NEAR_LIMIT_FRACTION * timed_out_after.duration_ms
@@ -306,8 +331,7 @@ class Verifier:
         } & set(files))
         if not suspect:
             return []
-        run = run_command(spec, self.sandbox, self.root, limits, self.settings.command_env, suspect,
-                          "alone after the edits: " + " ".join(suspect))
+        run = self._command(spec, limits, suspect, "alone after the edits: " + " ".join(suspect))
         self._record(run, pristine=False)
         return [run]
 
@@ -344,35 +368,17 @@ class Verifier:
             self.base, self.latest, self.gate_history,
             max_fix_rounds=self.settings.max_fix_rounds, fingerprint=fingerprint,
             block_on=self.settings.block_on, block_on_security=self.settings.block_on_security,
+            not_run=[r.note for r in self._not_run], not_run_before=bool(self._not_run_before),
         )
         if not self.baseline_taken:
             decision.message += "\n(No baseline was taken before the edits: every failure counts as new.)"
         if not decision.allow:
-            self.gate_history.append(GateRound(frozenset(f.base_key() for f in decision.blocking), fingerprint))
+            self.gate_history.append(GateRound(decision.keys, fingerprint))
         return decision, ran
 
     # --- reporting -----------------------------------------------------------------------------
 
     def summary(self) -> str:
         """Exactly what was verified: commands, counts, and new / fixed / still failing."""
-        c = compare(self.base, self.latest)
-        lines = ["Verification summary"]
-        if not self.runs:
-            lines.append("- nothing was run: the result is NOT verified")
-        for run, pristine in self.runs:
-            when = "before edits" if pristine else "after edits"
-            took = REUSED.strip() if run.reused else f"{run.duration_ms / 1000:.1f}s"
-            lines.append(f"- [{when}] `{run.command}` ({run.scope}): {run.counts}, exit {run.exit_code}, {took}")
-        lines.append(
-            f"New failures: {len(c.new)}; fixed: {len(c.fixed)}; still failing as before: {len(c.still_failing)}"
-        )
-        lines += [f"  new: {f.headline()}" for f in list(c.new.values())[:20]]
-        lines += [f"  fixed: {k}" for k in list(c.fixed)[:20]]
-        if self.plan.notes:
-            lines += [f"Note: {n}" for n in self.plan.notes]
-        if not self.baseline_taken:
-            lines.append("Note: no baseline was taken before the first edit.")
-        if self.gate_history:
-            lines.append(f"Finish was blocked {len(self.gate_history)} time(s).")
-        return "\n".join(lines)
-
+        return summarise(self.runs, compare(self.base, self.latest), self.plan.notes,
+                         self.baseline_taken, len(self.gate_history))

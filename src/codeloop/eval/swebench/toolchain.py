@@ -16,6 +16,7 @@ from codeloop.eval.swebench.envs import (
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
+from codeloop.verify.pyvenv import SYSTEM_DIRS, parse_pyvenv, under_any
 from codeloop.workspace.base import Workspace
 
 
@@ -26,7 +27,7 @@ def task_toolchain(env: TaskEnv, repo: Path) -> Toolchain:
     binds = [venv, *_borrowed_objects(repo)]
     home = _venv_home(venv)
     # A pyenv or uv interpreter lives outside the system directories the sandbox shows.
-    if home is not None and not _under_system(home):
+    if home is not None and not under_any(home, SYSTEM_DIRS):
         binds.append(home.parent)
     return Toolchain(ro_binds=binds, bin_dirs=[env.bin_dir], env={"VIRTUAL_ENV": str(venv)})
 
@@ -41,17 +42,8 @@ def _borrowed_objects(repo: Path) -> list[Path]:
 
 def _venv_home(venv: Path) -> Path | None:
     cfg = venv / "pyvenv.cfg"
-    if not cfg.is_file():
-        return None
-    for line in cfg.read_text("utf-8").splitlines():
-        key, _, value = line.partition("=")
-        if key.strip() == "home":
-            return Path(os.path.realpath(value.strip()))
-    return None
-
-
-def _under_system(path: Path) -> bool:
-    return any(path == Path(top) or Path(top) in path.parents for top in ("/usr", "/bin", "/lib"))
+    home = parse_pyvenv(cfg.read_text("utf-8")).home if cfg.is_file() else None
+    return Path(os.path.realpath(home)) if home else None
 
 
 def task_sandbox(env: TaskEnv, repo: Path, *, workspace: Workspace | None = None,
