@@ -16,6 +16,7 @@ import pytest
 
 from tests.cli.pty_driver import Screen, run_in_pty
 from tests.cli.test_cli import cli
+from tests.llm.fake_server import FakeProvider, Reply, openai_stream
 from tests.session.helpers import git
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -71,20 +72,24 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> Projects:
     return Projects(own, bare, venv, broken)
 
 
-def script(tmp: Path) -> Path:
-    path = tmp / "script.json"
-    path.write_text(json.dumps([
-        {"tool_calls": [{"name": "edit_file", "arguments": {
-            "path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
-        {"tool_calls": [{"name": "run_tests", "arguments": {}}]},
-        {"text": "Tests pass.", "tool_calls": [{"name": "finish", "arguments": {"summary": "Tests pass."}}]},
-    ]))
-    return path
+def replies() -> list[Reply]:
+    """The model's turns, as the local OpenAI-compatible server streams them."""
+    return [
+        Reply(sse=openai_stream("", [("c1", "edit_file", json.dumps(
+            {"path": "calc.py", "old": "return a - b", "new": "return a + b"}))])),
+        Reply(sse=openai_stream("", [("c2", "run_tests", "{}")])),
+        Reply(sse=openai_stream("Tests pass.", [("c3", "finish", '{"summary": "Tests pass."}')])),
+    ]
 
 
 def session(tmp: Path, repo: Path, **env: str) -> tuple[Screen, str]:
-    screen = run_in_pty(tmp, "run", "make the tests pass", "--repo", str(repo),
-                        "--model", f"scripted:{script(tmp)}", **env)
+    fake = FakeProvider(replies=replies()).start()
+    try:
+        screen = run_in_pty(tmp, "run", "make the tests pass", "--repo", str(repo),
+                            "--model", "openai:gpt-4o", "--base-url", fake.url + "/v1",
+                            OPENAI_API_KEY="sk-test", **env)
+    finally:
+        fake.stop()
     return screen, SGR.sub("", screen.text)
 
 
