@@ -20,7 +20,9 @@ from codeloop.cli.trust_cmds import notice_untrusted
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
 from codeloop.llm.endpoint import EndpointUnreachable
-from codeloop.llm.factory import check_endpoint, make_model, pinned_endpoint
+from codeloop.llm.factory import check_endpoint, pinned_endpoint
+from codeloop.llm.roles import main_choice, make_role_models, settings_for
+from codeloop.llm.router import RoleModels
 from codeloop.llm.scripted import ScriptedModel, replay_turns
 from codeloop.session.export import logged_diff, read_trajectory, trajectory
 from codeloop.session.resume import with_overrides
@@ -85,15 +87,16 @@ def register(app: typer.Typer) -> None:
             flags["sandbox"] = False
         settings = load_settings(repo, flags)
         notice_untrusted(repo, terminal_console(stderr=True))
-        settings = pinned_endpoint(settings.model, settings)
-        llm = make_model(settings.model, settings)
+        main = main_choice(settings)
+        settings = pinned_endpoint(main.model, settings)
+        models = make_role_models(settings)
         # Before the session exists: a server that is not there leaves nothing behind.
-        check_endpoint(settings.model, settings)
+        check_endpoint(main.model, settings_for(main, settings))
         store = open_store()
         with _status("reading the repository (the first run on a large one builds its index)",
                      json_out):
-            sid = start_session(store, task, repo, settings, llm.name)
-        state = drive(store, sid, repo.resolve(), settings, llm, json_out)
+            sid = start_session(store, task, repo, settings, models.primary("coder").name)
+        state = drive(store, sid, repo.resolve(), settings, models, json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))
 
     @app.command()
@@ -123,16 +126,18 @@ def register(app: typer.Typer) -> None:
             "wall_clock_s": timeout})
         # The key is never in the log: it is the user's, as configured now.
         settings, override = with_overrides(state, flags, load_settings(repo).api_key)
-        llm = make_model(settings.model or row.model, settings)
+        settings = settings.model_copy(update={"model": settings.model or row.model})
+        models = make_role_models(settings)
+        main = main_choice(settings)
         try:
-            check_endpoint(settings.model or row.model, settings)
+            check_endpoint(main.model, settings_for(main, settings))
         except EndpointUnreachable as exc:
             raise EndpointUnreachable(
                 exc.message, f"the session is unchanged; start that server, or continue "
                 f"against another: `codeloop resume {row.id} --base-url URL`") from exc
         if override is not None:
             store.append(row.id, [override])
-        final = drive(store, row.id, repo, settings, llm, json_out, shown_after=state.last_seq)
+        final = drive(store, row.id, repo, settings, models, json_out, shown_after=state.last_seq)
         raise typer.Exit(EXIT_BY_STATUS.get(final.status, 1))
 
     @app.command()
@@ -199,5 +204,5 @@ def register(app: typer.Typer) -> None:
         llm = ScriptedModel(replay_turns(doc), name=f"replay:{file.name}")
         store = open_store()
         sid = start_session(store, task, target, settings, llm.name)
-        state = drive(store, sid, target, settings, llm, json_out)
+        state = drive(store, sid, target, settings, RoleModels.single(llm), json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))
