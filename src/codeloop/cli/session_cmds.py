@@ -14,7 +14,7 @@ from rich.text import Text
 
 from codeloop.cli.live import EXIT_BY_STATUS, drive, render_stored
 from codeloop.cli.options import HERE, Repo, repo_option
-from codeloop.cli.render import STATUS_STYLE, diff_view
+from codeloop.cli.render import STATUS_STYLE, diff_view, usage_table
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
 from codeloop.cli.trust_cmds import notice_untrusted
 from codeloop.config import load_settings
@@ -26,6 +26,7 @@ from codeloop.llm.router import RoleModels
 from codeloop.llm.scripted import ScriptedModel, replay_turns
 from codeloop.session.export import logged_diff, read_trajectory, trajectory
 from codeloop.session.resume import with_overrides
+from codeloop.session.routing_state import usage_rows
 from codeloop.session.setup import check_repo, open_store, session_dir, start_session
 from codeloop.session.state import fold
 from codeloop.session.store import SQLiteEventStore
@@ -168,8 +169,12 @@ def register(app: typer.Typer) -> None:
         """Show a session's timeline and its final diff."""
         store = open_store()
         row = store.get(session_id)
-        render_stored(store.read(row.id), json_out)
+        events = store.read(row.id)
+        render_stored(events, json_out)
         if not json_out:
+            rows = usage_rows(fold(events).routing)
+            if rows:
+                console.print(usage_table(rows))
             diff, source = session_diff(store, row.id)
             console.rule("diff" if source == "workspace" else
                          "diff (repository gone; the edits from the log)")
