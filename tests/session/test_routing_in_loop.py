@@ -25,6 +25,7 @@ from codeloop.session.runner import Runner
 from codeloop.session.setup import RuntimeParts, build_runner, open_store, start_session
 from codeloop.session.state import fold, summary_dict
 from codeloop.session.store import SQLiteEventStore
+from tests.llm.fake_server import FakeProvider, Reply
 from tests.session.helpers import call, make_repo, turn
 from tests.session.test_finish_gate import BREAK_MUL, FIX_ADD, repo_with_two_tests
 
@@ -37,9 +38,10 @@ def script_file(tmp: Path, name: str, turns: list[Turn]) -> str:
 
 
 def runner_for(store: SQLiteEventStore, sid: str, repo: Path, data: Path,
-               on_event: Any = None, control: Control | None = None) -> Runner:
+               on_event: Any = None, control: Control | None = None, api_key: str = "k"
+               ) -> Runner:
     """A runner as `run`, `resume` and the server make one: the settings from the log."""
-    settings = session_settings(fold(store.read(sid)), api_key="k")
+    settings = session_settings(fold(store.read(sid)), api_key=api_key)
     models = make_role_models(settings)
     return build_runner(store, sid, repo, settings, models.primary("coder"), base_dir=data,
                         parts=RuntimeParts(control=control), on_event=on_event,
@@ -214,3 +216,22 @@ def test_resume_keeps_a_role_on_the_model_it_fell_back_to(tmp_path: Path) -> Non
     # The planner is not sent to the dead endpoint again after the resume; the coder,
     # which had not fallen back yet, is (once).
     assert [m.role for m in events(store, sid, ModelFellBack)] == ["planner", "coder"]
+
+
+def test_a_providers_error_that_echoes_the_key_is_redacted_in_the_log(tmp_path: Path) -> None:
+    key = "sk-routing-0123456789abcdefghij"
+    echo = FakeProvider(replies=[Reply(status=503, body={"error": {
+        "message": f"upstream rejected the request with Authorization: Bearer {key}"}})]).start()
+    try:
+        repo = make_repo(tmp_path)
+        settings = Settings(max_retries=0, verify_on_finish=False, models={
+            "coder": {"model": "openai:gpt-4.1", "base_url": echo.url + "/v1"},
+            "fallback": [script_file(tmp_path, "backup", FIX_SCRIPT)]})
+        store, sid = start(tmp_path, repo, settings.model_copy(update={"api_key": key}))
+        state = runner_for(store, sid, repo, tmp_path / "data", api_key=key).run()
+    finally:
+        echo.stop()
+    assert state.status == "finished", state.finished
+    move = events(store, sid, ModelFellBack)[0]
+    assert "upstream rejected" in move.error and key not in move.error
+    assert all(key not in s.event.model_dump_json() for s in store.read(sid))

@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
     def run(
         task: Annotated[str, typer.Argument(help="What to do, in plain words.")],
         repo: Repo = HERE,
-        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model, e.g. openai:gpt-4.1.")] = None,
+        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model, e.g. openai:gpt-4.1 (a role the config's models table names keeps its own).")] = None,
         base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
         max_steps: Annotated[int | None, typer.Option(help="Stop after this many model calls.")] = None,
         max_cost: Annotated[float | None, typer.Option(help="Stop past this many dollars.")] = None,
@@ -103,7 +103,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def resume(
         session_id: Annotated[str, typer.Argument(help="The session to continue.")],
-        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model from now on, instead of the session's own.")] = None,
+        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model from now on, instead of the session's own (a role the config's models table names keeps its own).")] = None,
         base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL from now on, instead of the session's own.")] = None,
         max_steps: Annotated[int | None, typer.Option(help="Stop after this many model calls in all.")] = None,
         max_cost: Annotated[float | None, typer.Option(help="Stop past this many dollars in all.")] = None,
