@@ -64,8 +64,9 @@ def make_role_models(settings: Settings, make: ModelMaker = make_model,
     for role in ROLES:
         chain: list[Model] = []
         for choice in [role_choice(settings, role), *fallbacks]:
-            if all(m is not model(choice) for m in chain):
-                chain.append(model(choice))
+            made_model = model(choice)
+            if made_model not in chain:
+                chain.append(made_model)
         chains[role] = tuple(chain)
     return RoleModels(chains)
 
