@@ -34,6 +34,32 @@ class Price(BaseModel):
     cache_write: float | None = None
 
 
+class ModelChoice(BaseModel):
+    """A model spec with its own endpoint: `{model = "openai:qwen", base_url = "http://..."}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    base_url: str | None = None
+
+
+class ModelsSettings(BaseModel):
+    """`[models]`: the model each role uses (unset: `model`) and the chain to fall back on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    planner: str | ModelChoice | None = None
+    coder: str | ModelChoice | None = None
+    small: str | ModelChoice | None = None
+    reviewer: str | ModelChoice | None = None
+    # The larger model the coder's turns move to after `escalate_after` failed fix rounds in
+    # a row (unset: the planner's).
+    escalate: str | ModelChoice | None = None
+    fallback: list[str | ModelChoice] = Field(default_factory=list)
+    # 0: never escalate.
+    escalate_after: int = Field(default=3, ge=0)
+
+
 class ServerSettings(BaseModel):
     """`codeloop serve`: where the repositories a client may name live."""
 
@@ -50,7 +76,9 @@ class Settings(BaseModel):
     model: str | None = None
     base_url: str | None = None
     api_key: str | None = None
+    # Kept for configs written before `[models]`: the same as `models.small`.
     small_model: str | None = None
+    models: ModelsSettings = Field(default_factory=ModelsSettings)
     max_output_tokens: int = 8192
     context_window: int = 128_000
     request_timeout_s: float = 600.0

@@ -146,6 +146,9 @@ class ModelCallStarted(EventBase):
     type: Literal["model_call_started"] = "model_call_started"
     step: int
     model: str
+    # The role and purpose the router chose the model for ("" in logs from before routing).
+    role: str = ""
+    purpose: str = ""
     message_count: int
     input_tokens_estimate: int = 0
 
@@ -154,6 +157,8 @@ class ModelCallFinished(EventBase):
     type: Literal["model_call_finished"] = "model_call_finished"
     step: int
     model: str
+    role: str = ""
+    purpose: str = ""
     text: str = ""
     tool_calls: list[ToolCallData] = Field(default_factory=list)
     usage: UsageData = Field(default_factory=UsageData)
@@ -173,6 +178,46 @@ class ModelCallFailed(EventBase):
     error_kind: str
     message: str
     retryable: bool = False
+    role: str = ""
+    purpose: str = ""
+
+
+class ModelRouted(EventBase):
+    """The router's choice for a purpose changed (recorded when it does, not per call)."""
+
+    type: Literal["model_routed"] = "model_routed"
+    purpose: str
+    role: str
+    model: str
+    reason: str = ""
+
+
+class ModelFellBack(EventBase):
+    """A call moved to the next model of its role's chain; `cause` is the error's kind."""
+
+    type: Literal["model_fell_back"] = "model_fell_back"
+    purpose: str
+    role: str
+    from_model: str
+    to_model: str
+    cause: str
+    error: str = ""
+
+
+class AuxiliaryModelCall(EventBase):
+    """A model call beside the loop's turns (a compaction summary, say): its cost counts,
+    but it is not a step and not part of the conversation."""
+
+    type: Literal["auxiliary_model_call"] = "auxiliary_model_call"
+    purpose: str
+    role: str
+    model: str
+    ok: bool = True
+    usage: UsageData = Field(default_factory=UsageData)
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    error_kind: str = ""
+    message: str = ""
 
 
 # --- tools --------------------------------------------------------------------------------
@@ -371,6 +416,9 @@ KnownEvent = Annotated[
     | ModelCallStarted
     | ModelCallFinished
     | ModelCallFailed
+    | ModelRouted
+    | ModelFellBack
+    | AuxiliaryModelCall
     | ToolCallStarted
     | ToolCallFinished
     | PolicyDecided
@@ -423,8 +471,8 @@ _KNOWN_TYPES = {
     for cls in (
         SessionStarted, SessionResumed, SettingsOverridden, UserMessage, SystemNote,
         SessionFinished, SessionPaused, ModelCallStarted, ModelCallFinished, ModelCallFailed,
-        ToolCallStarted, ToolCallFinished, PolicyDecided, ApprovalRequested, ApprovalGiven,
-        PlanProposed, PlanUpdated, FileEdited,
+        ModelRouted, ModelFellBack, AuxiliaryModelCall, ToolCallStarted, ToolCallFinished,
+        PolicyDecided, ApprovalRequested, ApprovalGiven, PlanProposed, PlanUpdated, FileEdited,
         CommandRan, BudgetWarning, LoopDetected, Compacted, VerificationRan, BaselineRecorded,
         ReviewDecided,
     )

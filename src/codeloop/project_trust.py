@@ -21,6 +21,9 @@ from codeloop.private_paths import private_dir
 from codeloop.workspace.hostfs import SafeRoot
 
 # Keys an untrusted project may set freely: none of them widens what the agent may do.
+# Every key not named below is refused, among them `model`, `small_model`, `[models]` (the
+# roles and the fallback chain) and `base_url`: which models read the user's code, and which
+# server gets their key, is the user's choice alone.
 _FREE_KEYS = frozenset({"tool_protocol"})
 # Limits it may lower, never raise. A budget of 0 means "no limit" and a timeout or size of
 # 0 or less is none at all or a broken one, so only a positive number lowers these.

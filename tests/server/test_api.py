@@ -21,6 +21,8 @@ def test_full_life_create_watch_review_apply(serve: Callable[..., Api], repo: Pa
     assert detail["steps"] == 5 and detail["edits"] == 1
     assert detail["budgets"]["max_steps"] == 20
     assert "adds" in detail["summary"]
+    # Calls by role: exploring up to the first edit is planning, the rest coding.
+    assert {r["role"]: r["calls"] for r in detail["by_model"]} == {"planner": 3, "coder": 2}
     events = api.events(sid)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert events[0]["type"] == "session_started" and events[-1]["type"] == "session_finished"

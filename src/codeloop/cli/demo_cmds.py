@@ -13,6 +13,7 @@ from codeloop.cli.safe_text import shown_path, terminal_console
 from codeloop.config import data_dir, load_settings
 from codeloop.demo import DEMO_TASK, make_demo_repo, script_path
 from codeloop.errors import CodeloopError
+from codeloop.llm.router import RoleModels
 from codeloop.llm.scripted import ScriptedModel
 from codeloop.session.setup import new_session_id, open_store, start_session
 
@@ -38,7 +39,7 @@ def register(app: typer.Typer) -> None:
         settings = load_settings(repo, {"model": f"scripted:{script_path()}"})
         model = ScriptedModel.from_file(script_path())
         start_session(store, DEMO_TASK, repo, settings, model.name, session_id=sid)
-        state = drive(store, sid, repo, settings, model, json_out)
+        state = drive(store, sid, repo, settings, RoleModels.single(model), json_out)
         if not json_out:
             console.print(Text.assemble("the demo repository stays at ", shown_path(repo),
                                         "; look around with"), soft_wrap=True)

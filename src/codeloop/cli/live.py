@@ -15,8 +15,8 @@ from codeloop.cli.render import JsonRenderer, LiveRenderer, diff_view
 from codeloop.cli.safe_text import terminal_console
 from codeloop.config import Settings
 from codeloop.events import SessionPaused, StoredEvent
-from codeloop.llm.factory import make_model
-from codeloop.llm.types import Model
+from codeloop.llm.roles import make_router
+from codeloop.llm.router import RoleModels
 from codeloop.session.cleanup import end_run
 from codeloop.session.control import Control
 from codeloop.session.runner import MODEL_SILENT
@@ -58,20 +58,21 @@ def _after_interrupt(store: SQLiteEventStore, session_id: str,
     return state
 
 
-def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settings, model: Model,
-          json_out: bool, shown_after: int | None = 0) -> SessionState:
+def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settings,
+          models: RoleModels, json_out: bool, shown_after: int | None = 0) -> SessionState:
     """Run (or continue) a session with live output (the logged events after `shown_after`
-    first; None: none); prints the final diff and the next step for people."""
+    first; None: none), its calls routed to `models`; prints the final diff and the next
+    step for people."""
     renderer = renderer_for(json_out)
     if shown_after is not None:
         for stored in store.read(session_id, shown_after):
             renderer.on_event(stored)
     control = Control()
     approver = None if json_out else terminal_approver(console)
-    summariser = make_model(settings.small_model, settings) if settings.small_model else None
-    runner = build_runner(store, session_id, repo, settings, model, summariser=summariser,
+    runner = build_runner(store, session_id, repo, settings, models.primary("coder"),
                           parts=RuntimeParts(control=control, approver=approver),
-                          on_event=renderer.on_event, on_delta=renderer.on_delta)
+                          on_event=renderer.on_event, on_delta=renderer.on_delta,
+                          router=make_router(settings, models))
     if approver is not None:
         approver.context = runner.ctx
     with _sigterm_as_stop(control), ctrl_c_pauses(session_id, control) as ctrl_c:

@@ -62,6 +62,19 @@ def plan_table(summary: str, steps: list[PlanStep], title: str = "plan") -> Tabl
     return table
 
 
+def usage_table(rows: list[dict[str, Any]]) -> Table:
+    """Calls, tokens and cost per model and role (`summary_dict(...)["by_model"]`)."""
+    table = Table(title="by model and role", title_justify="left", expand=False)
+    for col in ("model", "role", "calls", "input", "output", "cost"):
+        table.add_column(col, justify="right" if col in ("calls", "input", "output", "cost")
+                         else "left")
+    for r in rows:
+        table.add_row(shown(r["model"], one_line=True), shown(r["role"]), str(r["calls"]),
+                      f"{r['input_tokens']:,}", f"{r['output_tokens']:,}",
+                      f"${r['cost_usd']:.4f}")
+    return table
+
+
 class JsonRenderer:
     """One JSON object per event on stdout."""
 
@@ -149,6 +162,21 @@ class LiveRenderer:
             c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {markup_safe(short(data, 200))}")
         elif kind == "policy_decided" and data["decision"] != "allow":
             c.print(f"[yellow]policy {data['decision']}[/]: {markup_safe(data['reason'])}")
+        elif kind == "model_routed":
+            c.print(Text.assemble(("model ", "cyan"), shown(data["model"], "cyan", one_line=True),
+                                  f" for {data['purpose']} ({data['role']}): ",
+                                  shown(data["reason"], "dim")))
+        elif kind == "model_fell_back":
+            c.print(Text.assemble(("fell back ", "yellow"), shown(data["from_model"], one_line=True),
+                                  " → ", shown(data["to_model"], one_line=True),
+                                  f" ({data['cause']}): ", shown(data["error"], "dim")))
+        elif kind == "auxiliary_model_call":
+            self.cost += data["cost_usd"]
+            self.tokens += data["usage"]["input_tokens"] + data["usage"]["output_tokens"]
+            status = "" if data["ok"] else f" failed ({data['error_kind']})"
+            c.print(Text.assemble((f"{data['purpose']} by ", "dim"),
+                                  shown(data["model"], "dim", one_line=True),
+                                  (f"{status} · ${data['cost_usd']:.4f}", "dim")))
         elif kind == "model_call_failed":
             c.print(f"[red]model call failed[/] ({markup_safe(data['error_kind'])}): "
                     f"{markup_safe(data['message'])}")

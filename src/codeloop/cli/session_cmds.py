@@ -14,16 +14,19 @@ from rich.text import Text
 
 from codeloop.cli.live import EXIT_BY_STATUS, drive, render_stored
 from codeloop.cli.options import HERE, Repo, repo_option
-from codeloop.cli.render import STATUS_STYLE, diff_view
+from codeloop.cli.render import STATUS_STYLE, diff_view, usage_table
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
 from codeloop.cli.trust_cmds import notice_untrusted
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
 from codeloop.llm.endpoint import EndpointUnreachable
-from codeloop.llm.factory import check_endpoint, make_model, pinned_endpoint
+from codeloop.llm.factory import check_endpoint, pinned_endpoint
+from codeloop.llm.roles import main_choice, make_role_models, settings_for
+from codeloop.llm.router import RoleModels
 from codeloop.llm.scripted import ScriptedModel, replay_turns
 from codeloop.session.export import logged_diff, read_trajectory, trajectory
 from codeloop.session.resume import with_overrides
+from codeloop.session.routing_state import usage_rows
 from codeloop.session.setup import check_repo, open_store, session_dir, start_session
 from codeloop.session.state import fold
 from codeloop.session.store import SQLiteEventStore
@@ -65,7 +68,7 @@ def register(app: typer.Typer) -> None:
     def run(
         task: Annotated[str, typer.Argument(help="What to do, in plain words.")],
         repo: Repo = HERE,
-        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model, e.g. openai:gpt-4.1.")] = None,
+        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model, e.g. openai:gpt-4.1 (a role the config's models table names keeps its own).")] = None,
         base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
         max_steps: Annotated[int | None, typer.Option(help="Stop after this many model calls.")] = None,
         max_cost: Annotated[float | None, typer.Option(help="Stop past this many dollars.")] = None,
@@ -85,21 +88,22 @@ def register(app: typer.Typer) -> None:
             flags["sandbox"] = False
         settings = load_settings(repo, flags)
         notice_untrusted(repo, terminal_console(stderr=True))
-        settings = pinned_endpoint(settings.model, settings)
-        llm = make_model(settings.model, settings)
+        main = main_choice(settings)
+        settings = pinned_endpoint(main.model, settings)
+        models = make_role_models(settings)
         # Before the session exists: a server that is not there leaves nothing behind.
-        check_endpoint(settings.model, settings)
+        check_endpoint(main.model, settings_for(main, settings))
         store = open_store()
         with _status("reading the repository (the first run on a large one builds its index)",
                      json_out):
-            sid = start_session(store, task, repo, settings, llm.name)
-        state = drive(store, sid, repo.resolve(), settings, llm, json_out)
+            sid = start_session(store, task, repo, settings, models.primary("coder").name)
+        state = drive(store, sid, repo.resolve(), settings, models, json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))
 
     @app.command()
     def resume(
         session_id: Annotated[str, typer.Argument(help="The session to continue.")],
-        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model from now on, instead of the session's own.")] = None,
+        model: Annotated[str | None, typer.Option(metavar="PROVIDER:MODEL", help="The model from now on, instead of the session's own (a role the config's models table names keeps its own).")] = None,
         base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL from now on, instead of the session's own.")] = None,
         max_steps: Annotated[int | None, typer.Option(help="Stop after this many model calls in all.")] = None,
         max_cost: Annotated[float | None, typer.Option(help="Stop past this many dollars in all.")] = None,
@@ -123,16 +127,18 @@ def register(app: typer.Typer) -> None:
             "wall_clock_s": timeout})
         # The key is never in the log: it is the user's, as configured now.
         settings, override = with_overrides(state, flags, load_settings(repo).api_key)
-        llm = make_model(settings.model or row.model, settings)
+        settings = settings.model_copy(update={"model": settings.model or row.model})
+        models = make_role_models(settings)
+        main = main_choice(settings)
         try:
-            check_endpoint(settings.model or row.model, settings)
+            check_endpoint(main.model, settings_for(main, settings))
         except EndpointUnreachable as exc:
             raise EndpointUnreachable(
                 exc.message, f"the session is unchanged; start that server, or continue "
                 f"against another: `codeloop resume {row.id} --base-url URL`") from exc
         if override is not None:
             store.append(row.id, [override])
-        final = drive(store, row.id, repo, settings, llm, json_out, shown_after=state.last_seq)
+        final = drive(store, row.id, repo, settings, models, json_out, shown_after=state.last_seq)
         raise typer.Exit(EXIT_BY_STATUS.get(final.status, 1))
 
     @app.command()
@@ -163,8 +169,12 @@ def register(app: typer.Typer) -> None:
         """Show a session's timeline and its final diff."""
         store = open_store()
         row = store.get(session_id)
-        render_stored(store.read(row.id), json_out)
+        events = store.read(row.id)
+        render_stored(events, json_out)
         if not json_out:
+            rows = usage_rows(fold(events).routing)
+            if rows:
+                console.print(usage_table(rows))
             diff, source = session_diff(store, row.id)
             console.rule("diff" if source == "workspace" else
                          "diff (repository gone; the edits from the log)")
@@ -199,5 +209,5 @@ def register(app: typer.Typer) -> None:
         llm = ScriptedModel(replay_turns(doc), name=f"replay:{file.name}")
         store = open_store()
         sid = start_session(store, task, target, settings, llm.name)
-        state = drive(store, sid, target, settings, llm, json_out)
+        state = drive(store, sid, target, settings, RoleModels.single(llm), json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))

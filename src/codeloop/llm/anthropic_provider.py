@@ -12,7 +12,7 @@ import httpx
 from codeloop.config import Price
 from codeloop.events import UsageData
 from codeloop.llm import toolcalls
-from codeloop.llm.openai_provider import retry_after_seconds
+from codeloop.llm.openai_provider import context_limit, retry_after_seconds
 from codeloop.llm.pricing import cost_of
 from codeloop.llm.retry import complete_with_retries
 from codeloop.llm.types import (
@@ -23,6 +23,7 @@ from codeloop.llm.types import (
     MalformedResponse,
     Message,
     ModelError,
+    ModelNotFound,
     ModelRequest,
     ProviderUnavailable,
     RateLimited,
@@ -80,8 +81,11 @@ def map_anthropic_error(exc: Exception) -> ModelError:
         text = str(exc).lower()
         if "prompt is too long" in text or ("context" in text and "window" in text):
             return ContextWindowExceeded(f"the request is larger than the context window: "
-                                         f"{exc.message}")
+                                         f"{exc.message}", limit=context_limit(str(exc)))
         return ModelError(f"Anthropic rejected the request: {exc.message}")
+    if isinstance(exc, anthropic.NotFoundError):
+        return ModelNotFound(f"Anthropic does not serve this model (HTTP 404): {exc.message}",
+                             "check the model name, e.g. anthropic:claude-sonnet-4-5")
     if isinstance(exc, anthropic.APIStatusError):
         if exc.status_code >= 500 or exc.status_code in (408, 409, 529):
             return ProviderUnavailable(f"Anthropic error {exc.status_code}: {exc.message}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from codeloop.llm.types import (
     MalformedResponse,
     Message,
     ModelError,
+    ModelNotFound,
     ModelRequest,
     ProviderUnavailable,
     RateLimited,
@@ -32,7 +34,18 @@ from codeloop.llm.types import (
 )
 
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context window",
-                    "too many tokens", "prompt is too long")
+                    "too many tokens", "prompt is too long", "exceeds the available context size")
+# How providers name the window in their error: OpenAI and vLLM ("maximum context length is
+# 8192 tokens"), llama.cpp ("the available context size (4096 tokens)"), Anthropic
+# ("prompt is too long: 210000 tokens > 200000 maximum").
+_WINDOW = re.compile(r"maximum context length is (\d+)|context size \((\d+) tokens\)"
+                     r"|> (\d+) maximum")
+
+
+def context_limit(text: str) -> int | None:
+    """The context window a provider's error names, if it names one."""
+    match = _WINDOW.search(text)
+    return int(next(g for g in match.groups() if g)) if match else None
 
 
 def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -88,8 +101,11 @@ def map_openai_error(exc: Exception) -> ModelError:
         text = str(exc).lower()
         if any(marker in text for marker in _CONTEXT_MARKERS):
             return ContextWindowExceeded(f"the request is larger than the model's context window: "
-                                         f"{exc.message}")
+                                         f"{exc.message}", limit=context_limit(str(exc)))
         return ModelError(f"the provider rejected the request: {exc.message}")
+    if isinstance(exc, openai.NotFoundError):
+        return ModelNotFound(f"the provider does not serve this model (HTTP 404): {exc.message}",
+                             "check the model name, and that the base URL ends in /v1")
     if isinstance(exc, openai.APIStatusError):
         if exc.status_code >= 500 or exc.status_code in (408, 409):
             return ProviderUnavailable(f"provider error {exc.status_code}: {exc.message}")

@@ -103,6 +103,17 @@ class ProviderUnavailable(ModelError):
 class ContextWindowExceeded(ModelError):
     kind = "context_window_exceeded"
 
+    def __init__(self, message: str, hint: str = "", limit: int | None = None) -> None:
+        super().__init__(message, hint)
+        # The window the provider named in its error, when it did: what to compact down to.
+        self.limit = limit
+
+
+class ModelNotFound(ModelError):
+    """The endpoint does not serve this model (HTTP 404): a name, or a server, is wrong."""
+
+    kind = "model_not_found"
+
 
 class AuthenticationFailed(ModelError):
     kind = "authentication_failed"

@@ -29,6 +29,7 @@ from codeloop.server.schemas import (
     DiffOut,
     EventOut,
     Message,
+    ModelUsageOut,
     PendingApproval,
     PlanOut,
     RejectIn,
@@ -42,6 +43,7 @@ from codeloop.server.service import (
     plan_dict,
 )
 from codeloop.session.resume import remembered_rules, session_settings
+from codeloop.session.routing_state import usage_rows
 from codeloop.session.state import SessionState
 from codeloop.session.store import SessionRow
 
@@ -100,6 +102,7 @@ def _detail(service: SessionService, row: SessionRow, state: SessionState) -> Se
         pending_approvals=[PendingApproval(**p) for p in service.pending(state)],
         remembered_rules=remembered_rules(state),
         plan=None if state.plan is None else PlanOut(**plan_dict(state.plan)),
+        by_model=[ModelUsageOut.model_validate(r) for r in usage_rows(state.routing)],
     )
 
 

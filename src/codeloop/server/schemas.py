@@ -84,6 +84,18 @@ class PendingApproval(BaseModel):
     plan: PlanOut | None = None
 
 
+class ModelUsageOut(BaseModel):
+    """One model in one role: its calls, tokens and cost."""
+
+    model: str
+    role: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cost_usd: float
+
+
 class SessionDetail(SessionOut):
     """The listing plus what the fold of the log says."""
 
@@ -97,6 +109,8 @@ class SessionDetail(SessionOut):
     pending_approvals: list[PendingApproval]
     remembered_rules: list[str]
     plan: PlanOut | None = Field(default=None, description="The plan being worked, if any.")
+    by_model: list[ModelUsageOut] = Field(default_factory=list,
+                                          description="Calls, tokens and cost per model and role.")
 
 
 class EventOut(BaseModel):

@@ -23,6 +23,7 @@ from codeloop.events import (
     UserMessage,
 )
 from codeloop.llm.factory import make_model
+from codeloop.llm.roles import make_role_models, make_router
 from codeloop.llm.types import Model
 from codeloop.planner.model import Plan
 from codeloop.policy import remember_rule
@@ -118,11 +119,12 @@ class SessionService:
         if budgets:
             flags["budgets"] = budgets
         settings = self._settings(repo, flags, budgets)
-        if not settings.model:
+        if not (settings.model or settings.models.coder):
             raise CodeloopError("no model given for the session",
                                 "pass \"model\": \"PROVIDER:MODEL\" (or scripted:FILE)")
-        llm = self.model_factory(settings.model, settings)
-        return start_session(self.store, task, repo, settings, llm.name, owner=user)
+        # Every role's model is made now, so a bad one fails the request, not the run.
+        main = make_role_models(settings, self.model_factory).primary("coder")
+        return start_session(self.store, task, repo, settings, main.name, owner=user)
 
     def _settings(self, repo: Path, flags: dict[str, Any], budgets: dict[str, Any]) -> Settings:
         """The server's default settings (or the usual layers when it has none) plus the request."""
@@ -144,10 +146,13 @@ class SessionService:
         try:
             repo = self.repo_of(row)
             settings = session_settings(state, self._api_key(repo))
-            model = self.model_factory(settings.model or row.model, settings)
+            settings = settings.model_copy(update={"model": settings.model or row.model})
+            models = make_role_models(settings, self.model_factory)
             runner = build_runner(
-                self.store, session_id, repo, settings, model, base_dir=self.data_dir,
+                self.store, session_id, repo, settings, models.primary("coder"),
+                base_dir=self.data_dir,
                 parts=RuntimeParts(policy=make_policy(settings), control=control),
+                router=make_router(settings, models),
             )
         except CodeloopError as exc:
             # Nobody is watching a server's worker: the reason goes into the log. A session

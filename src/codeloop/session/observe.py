@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.events import (
+    AuxiliaryModelCall,
     BaselineRecorded,
     Event,
+    ModelCallFailed,
+    ModelFellBack,
     SessionFinished,
     ToolCallData,
     VerificationRan,
@@ -54,8 +57,10 @@ def screen(call: ToolCallData, obs: Observation, policy: PolicyEngine | None,
 
 
 # Events that quote what commands printed (test failures, the verifier's summary, a refusal
-# that ends the session): like tool output, they hold no secret once in the log.
-_QUOTING_EVENTS = (VerificationRan, BaselineRecorded, SessionFinished)
+# that ends the session) or what a provider answered in an error (which may echo the
+# request, key included): like tool output, they hold no secret once in the log.
+_QUOTING_EVENTS = (VerificationRan, BaselineRecorded, SessionFinished, ModelCallFailed,
+                   ModelFellBack, AuxiliaryModelCall)
 
 
 def redact_event(event: Event, redactor: Redactor) -> Event:

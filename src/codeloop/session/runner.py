@@ -13,30 +13,16 @@ from contextlib import nullcontext
 from typing import Literal, Protocol
 
 from codeloop.config import Budgets
-from codeloop.context.assemble import tools_tokens
-from codeloop.context.compaction import ContextOverflow, compact
-from codeloop.context.messages import (
-    build_messages,
-    conversation,
-    fixed_head,
-    plan_message,
-    task_message,
-)
-from codeloop.context.tokens import get_counter, messages_tokens
+from codeloop.context.compaction import ContextOverflow
 from codeloop.events import (
     INTERRUPTED_MARKER,
     BudgetWarning,
-    Compacted,
     Event,
     FileEdited,
     LoopDetected,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallStarted,
     SessionFinished,
     SessionPaused,
     SessionResumed,
-    SessionStarted,
     StoredEvent,
     SystemNote,
     ToolCallData,
@@ -44,18 +30,15 @@ from codeloop.events import (
     ToolCallStarted,
 )
 from codeloop.index.service import RepoIndex
+from codeloop.llm.router import RoleModels, Router
 from codeloop.llm.types import (
     ContextWindowExceeded,
     DeltaCallback,
-    Message,
     Model,
     ModelError,
-    ModelRequest,
     ScriptExhausted,
-    ToolSpec,
 )
 from codeloop.planner.model import Plan
-from codeloop.planner.render import render_plan
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.redact import Redactor
 from codeloop.session.authorise import Approver, Gatekeeper, session_hook_guard
@@ -64,8 +47,10 @@ from codeloop.session.control import Control
 from codeloop.session.loops import detect_loop
 from codeloop.session.observe import redact_event, screen
 from codeloop.session.plan_gate import PlanGate
+from codeloop.session.routing import RoutedCalls
 from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
+from codeloop.session.turn_request import TurnRequests
 from codeloop.tools.base import Observation, ToolContext
 from codeloop.tools.plan_tools import CURRENT_PLAN, ProposePlanArgs
 from codeloop.tools.registry import ToolRegistry, Validated
@@ -122,10 +107,10 @@ class Runner:
         summariser: Model | None = None,
         plan_approval: bool = False,
         redactor: Redactor | None = None,
+        router: Router | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
-        self.model = model
         self.registry = registry
         self.ctx = tool_ctx
         self.ctx.emit = self._emit_one
@@ -140,9 +125,11 @@ class Runner:
         self.on_event = on_event
         self.on_delta = on_delta
         self.control = control or Control()
-        self.max_output_tokens = max_output_tokens
-        self.context_window = context_window
-        self.summariser = summariser
+        # Without a router every call goes to `model`, compaction summaries to `summariser`.
+        self.calls = RoutedCalls(router or Router(RoleModels.single(model, summariser)),
+                                 self._emit, lambda: self.state)
+        self.requests = TurnRequests(lambda: self.state, self.calls.side_model("compaction"),
+                                     self._emit, max_output_tokens, context_window)
         self.redactor = redactor or Redactor.from_environment()
         self.state = SessionState()
         # True while this run continues an earlier one and its model has not answered yet:
@@ -264,25 +251,13 @@ class Runner:
 
     def _call_model(self) -> bool:
         """One model turn; False when the loop must stop with the session still open."""
-        started = self.state.started
-        assert started is not None
-        tools = self.registry.specs()
         try:
-            body = self._fit_conversation(started, tools)
+            request = self.requests.build(self.registry.specs())
+            completion = self.calls.turn(request, self.on_delta, self.requests.shrink)
         except ContextOverflow as exc:
             self._finish("context_overflow", reason=str(exc))
             return True
-        messages = build_messages(started, self.state.transcript, body, self._plan_text())
-        request = ModelRequest(messages=messages, tools=tools, max_tokens=self.max_output_tokens,
-                               step=self.state.steps)
-        step = self.state.steps + 1
-        self._emit(ModelCallStarted(step=step, model=self.model.name,
-                                    message_count=len(messages)))
-        try:
-            completion = self.model.complete(request, self.on_delta)
         except ModelError as exc:
-            self._emit(ModelCallFailed(step=step, model=self.model.name, error_kind=exc.kind,
-                                       message=exc.message, retryable=exc.retryable))
             if self.unanswered_resume and not isinstance(exc, ContextWindowExceeded
                                                          | ScriptExhausted):
                 self._emit(SessionPaused(reason=f"{MODEL_SILENT} ({exc.kind}: {exc.message}); "
@@ -296,13 +271,6 @@ class Runner:
                 self._finish("error", reason=f"{exc.kind}: {exc.message}")
             return True
         self.unanswered_resume = False
-        self._emit(ModelCallFinished(
-            step=step, model=completion.model or self.model.name, text=completion.text,
-            tool_calls=completion.tool_calls, usage=completion.usage,
-            cost_usd=completion.cost_usd, latency_ms=completion.latency_ms,
-            ttft_ms=completion.ttft_ms, stop_reason=completion.stop_reason,
-            retries=completion.retries, notes=completion.notes,
-        ))
         if not completion.tool_calls:
             what = "an empty reply" if not completion.text.strip() else "a reply without a tool call"
             self._emit(SystemNote(
@@ -311,33 +279,6 @@ class Runner:
                      "when the task is done.",
             ))
         return True
-
-    def _plan_text(self) -> str | None:
-        """The plan section: the steps of the plan being worked; progress is in the
-        conversation, so updates do not change this cached prefix."""
-        plan = self.state.plan
-        return render_plan(plan, progress=False) if plan is not None else None
-
-    def _fit_conversation(self, started: SessionStarted, tools: list[ToolSpec]) -> list[Message]:
-        """The conversation within the context window: old outputs shortened, and older turns
-        summarised (recorded as a `Compacted` event) when that is not enough."""
-        body = conversation(self.state.transcript)
-        if self.context_window is None:
-            return body
-        counter = get_counter()
-        # The system prompt, the repo map and the plan are in every request.
-        plan = plan_message(self._plan_text())
-        fixed = (messages_tokens(fixed_head(started) + ([plan] if plan else []), counter)
-                 + tools_tokens(tools, counter) + self.max_output_tokens)
-        budget = int(self.context_window * 0.95) - fixed
-        task = task_message(started)
-        result = compact([task, *body], budget, self.summariser, counter)
-        if result.dropped_messages:
-            summary = result.messages[1]
-            self._emit(Compacted(dropped_events=result.dropped_messages, summary=summary.content,
-                                 tokens_before=result.tokens_before,
-                                 tokens_after=result.tokens_after))
-        return result.messages[1:]
 
     # --- tools -------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from codeloop.context.budget import repo_map_tokens
 from codeloop.context.session_map import session_repo_map
 from codeloop.errors import CodeloopError, ConfigError
 from codeloop.events import SessionStarted
+from codeloop.llm.router import Router
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import (
     InstructionText,
@@ -193,7 +194,10 @@ def build_runner(
     base_dir: Path | None = None, parts: RuntimeParts | None = None,
     on_event: Any = None, on_delta: DeltaCallback | None = None,
     registry: ToolRegistry | None = None, summariser: Model | None = None,
+    router: Router | None = None,
 ) -> Runner:
+    """The runner for a session; `router` sends each call to its role's model (without one,
+    every call goes to `model` and compaction summaries to `summariser`)."""
     parts = parts or RuntimeParts()
     python = project_python(repo, settings) if parts.toolchain is None else None
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
@@ -213,4 +217,5 @@ def build_runner(
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,
         plan_approval=settings.plans_need_approval, redactor=session_redactor(settings),
+        router=router,
     )

@@ -12,6 +12,7 @@ from codeloop.config import merge_layers
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,
+    AuxiliaryModelCall,
     BaselineRecorded,
     Compacted,
     Event,
@@ -28,8 +29,10 @@ from codeloop.events import (
     ToolCallData,
     ToolCallFinished,
     ToolCallStarted,
+    UsageData,
 )
 from codeloop.planner.model import Plan
+from codeloop.session.routing_state import RoutingState, apply_routing, usage_rows
 
 
 def action_signature(call: ToolCallData) -> str:
@@ -93,6 +96,9 @@ class SessionState:
     # `started.config` they are the settings the session runs with (`session.resume`).
     overrides: dict[str, Any] = field(default_factory=dict)
     pause_reason: str = ""
+    # What the router remembers (routes, fallbacks held, failed fix rounds) and the usage
+    # per model and role (`session.routing_state`).
+    routing: RoutingState = field(default_factory=RoutingState)
 
     @property
     def total_tokens(self) -> int:
@@ -131,6 +137,7 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
     elif seq is not None:
         state.last_seq = seq
     kind = event.type
+    apply_routing(state.routing, event, len(state.edits))
     if isinstance(event, SessionStarted):
         state.started = event
         state.status = "running"
@@ -152,12 +159,7 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
     elif isinstance(event, ModelCallFinished):
         state.model_call_open = False
         state.steps += 1
-        state.input_tokens += event.usage.input_tokens
-        state.output_tokens += event.usage.output_tokens
-        state.cache_read_tokens += event.usage.cache_read_tokens
-        state.usage_estimated |= event.usage.estimated
-        state.cost_usd += event.cost_usd
-        state.active_s += event.latency_ms / 1000
+        _count_usage(state, event.usage, event.cost_usd, event.latency_ms)
         state.requested = list(event.tool_calls)
         state.started_calls = {}
         state.finished_calls = set()
@@ -165,6 +167,8 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
         state.transcript.append(event)
     elif kind == "model_call_failed":
         state.model_call_open = False
+    elif isinstance(event, AuxiliaryModelCall):
+        _count_usage(state, event.usage, event.cost_usd, event.latency_ms)
     elif isinstance(event, ToolCallStarted):
         state.started_calls[event.call.id] = event
     elif isinstance(event, ToolCallFinished):
@@ -229,6 +233,16 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
     return state
 
 
+def _count_usage(state: SessionState, usage: UsageData, cost_usd: float, latency_ms: float
+                 ) -> None:
+    state.input_tokens += usage.input_tokens
+    state.output_tokens += usage.output_tokens
+    state.cache_read_tokens += usage.cache_read_tokens
+    state.usage_estimated |= usage.estimated
+    state.cost_usd += cost_usd
+    state.active_s += latency_ms / 1000
+
+
 def fold(events: Iterable[StoredEvent | Event]) -> SessionState:
     state = SessionState()
     for event in events:
@@ -250,5 +264,6 @@ def summary_dict(state: SessionState) -> dict[str, Any]:
         "usage_estimated": state.usage_estimated,
         "tool_calls": len(state.actions),
         "edits": len(state.edits),
+        "by_model": usage_rows(state.routing),
         "summary": state.finished.summary if state.finished else "",
     }

@@ -170,6 +170,7 @@ class SQLiteEventStore:
                     updates.update(_summary_updates(event))
                     if event.type == "model_call_finished":
                         steps += 1
+                    if event.type in ("model_call_finished", "auxiliary_model_call"):
                         cost += float(getattr(event, "cost_usd", 0.0))
                 conn.executemany(
                     "INSERT INTO events (session_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)",

@@ -136,6 +136,7 @@ async function refreshDetail() {
   $("#btn-pause").disabled = !d.active;
   $("#btn-resume").disabled = d.active || d.status !== "paused";
   $("#btn-cancel").disabled = ended;
+  renderUsage(d.by_model || []);
   renderApprovals(d.pending_approvals);
   renderPlan(d.plan);
   if (!d.active && d.status !== "running") await showReview(d);
@@ -148,6 +149,15 @@ function meter(name, used, limit, text) {
   bar.value = Math.min(used, limit || 1);
   bar.className = used >= 0.8 * limit ? "warn" : "";
   $("#t-" + name).textContent = `${text} / ${name === "cost" ? "$" + limit : limit.toLocaleString()}`;
+}
+
+function renderUsage(rows) {
+  const table = $("#by-model");
+  table.hidden = !rows.length;
+  table.querySelector("tbody").replaceChildren(...rows.map((r) => el("tr", { class: "usage" },
+    el("td", {}, el("code", {}, r.model)), el("td", {}, r.role), el("td", {}, String(r.calls)),
+    el("td", {}, `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}`),
+    el("td", {}, "$" + r.cost_usd.toFixed(4)))));
 }
 
 // A request still pending keeps its node, so a reason being typed survives each refresh.
@@ -301,6 +311,12 @@ function render(item) {
     case "session_finished":
       node = entry("end", item.seq, el("strong", {}, "session " + e.status), e.summary ? ": " + e.summary : "",
                    e.reason ? " — " + e.reason : ""); break;
+    case "model_routed":
+      node = entry("note", item.seq, "model ", el("code", {}, e.model),
+                   ` for ${e.purpose} (${e.role}): ${e.reason}`); break;
+    case "model_fell_back":
+      node = entry("warn", item.seq, "fell back ", el("code", {}, e.from_model), " → ",
+                   el("code", {}, e.to_model), ` (${e.cause}): ${e.error}`); break;
     case "settings_overridden":
       node = entry("note", item.seq, "settings changed from here on: " + JSON.stringify(e.changes)); break;
     case "session_paused": case "session_resumed": case "review_decided":
