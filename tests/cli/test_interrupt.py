@@ -16,7 +16,10 @@ from tests.cli.test_cli import cli, fix_replies
 from tests.llm.fake_server import FakeProvider, Reply, openai_stream
 from tests.session.helpers import make_repo
 
-SLEEP = "sleep 37"  # a duration no other test uses, to find the command among processes
+# A duration no other test uses, to find the command among processes. Long enough that a
+# command the pause failed to kill is still seen running after it, short because the resume
+# re-runs it (the scripted model re-issues an interrupted call with its recorded arguments).
+SLEEP = "sleep 9"
 
 
 def _typed_ctrl_c(times: list[float]) -> Action:
@@ -79,9 +82,7 @@ def _long_command_script(tmp: Path) -> Path:
     return script
 
 
-def _resume_to_the_end(tmp: Path, sid: str, script: Path) -> list[dict[str, object]]:
-    # The scripted model re-issues the interrupted call on resume: let it be quick then.
-    script.write_text(script.read_text().replace(f"{SLEEP}; echo slept", "echo quick"))
+def _resume_to_the_end(tmp: Path, sid: str) -> list[dict[str, object]]:
     resumed = cli(tmp, "resume", sid)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr
     return _events(tmp, sid)
@@ -131,7 +132,7 @@ def test_ctrl_c_during_a_long_command_kills_it_and_pauses(tmp_path: Path) -> Non
                    and e["call"]["name"] == "run"]  # type: ignore[index]
     assert run_started and events[-1]["type"] == "session_paused"
 
-    after = _resume_to_the_end(tmp_path, sid, script)
+    after = _resume_to_the_end(tmp_path, sid)
     interrupted = [e for e in after if e["type"] == "tool_call_finished" and e["interrupted"]]
     assert len(interrupted) == 1 and after[-1]["type"] == "session_finished"
     assert "+    return a + b" in cli(tmp_path, "diff", sid).stdout
@@ -162,6 +163,6 @@ def test_a_second_ctrl_c_quits_at_once_and_the_session_still_resumes(tmp_path: P
     # Paused, or cut before the pause was written: a whole log either way, and resumable.
     assert _sessions(tmp_path)[0]["status"] in ("paused", "running")
 
-    after = _resume_to_the_end(tmp_path, sid, script)
+    after = _resume_to_the_end(tmp_path, sid)
     assert after[-1]["type"] == "session_finished"
     assert after[-1]["status"] == "finished"
