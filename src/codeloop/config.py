@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codeloop.errors import ConfigError
 from codeloop.project_trust import Screened, is_trusted, screen
@@ -70,6 +71,37 @@ class ServerSettings(BaseModel):
     allowed_roots: list[str] = Field(default_factory=list)
 
 
+class HandoffSettings(BaseModel):
+    """`[handoff]`: who a branch commit is by, and the trailers its message ends with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # "Name <email>"; None: your git identity (user.name / user.email).
+    author: str | None = None
+    # Each "Name <email>", written as a `Co-authored-by:` trailer.
+    co_authors: list[str] = Field(default_factory=list)
+    # A `Codeloop-Session: ID` trailer, so the commit leads back to its session.
+    session_trailer: bool = True
+
+    @field_validator("author")
+    @classmethod
+    def _author(cls, value: str | None) -> str | None:
+        return None if value is None else _identity(value)
+
+    @field_validator("co_authors")
+    @classmethod
+    def _co_authors(cls, value: list[str]) -> list[str]:
+        return [_identity(v) for v in value]
+
+
+def _identity(value: str) -> str:
+    """`Name <email>` as git writes an identity; one line, nothing else."""
+    match = re.fullmatch(r"([^<>\n]+?) *<([^<>\s]+@[^<>\s]+)>", value.strip())
+    if match is None:
+        raise ValueError(f"{value!r} is not `Name <email>`")
+    return f"{match.group(1).strip()} <{match.group(2)}>"
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -103,6 +135,7 @@ class Settings(BaseModel):
     repo_map_tokens: int | None = Field(default=None, ge=0)
     local: dict[str, Any] = Field(default_factory=dict)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    handoff: HandoffSettings = Field(default_factory=HandoffSettings)
 
     @property
     def plans_need_approval(self) -> bool:

@@ -213,6 +213,7 @@ ALLOWED: dict[str, str] = {
     "codeloop.sandbox.cgroups:sweep_stale:*.exists": "host: /sys/fs/cgroup and /proc (the command's own cgroup)",
     "codeloop.sandbox.cgroups:sweep_stale:*.glob": "host: /sys/fs/cgroup and /proc (the command's own cgroup)",
     "codeloop.sandbox.probe:_trial:tempfile.TemporaryDirectory": "ours: the probe's temp dir",
+    "codeloop.handoff.branch:commit_plan:tempfile.TemporaryDirectory": "ours: the temporary index file a branch commit is built in (GIT_INDEX_FILE), never the repository's",
     "codeloop.sandbox.probe:_trial:*.mkdir": "ours: the probe's temp dir",
     "codeloop.sandbox.probe:_trial:*.exists": "ours: the probe's temp dir",
     "codeloop.sandbox.probe:_trial:os.chmod": "ours: the probe's temp dir",

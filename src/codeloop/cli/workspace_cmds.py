@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from codeloop.cli.handoff_view import show_handoff
 from codeloop.cli.render import diff_view
 from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import SessionNotFound
@@ -63,9 +64,23 @@ def diff_cmd(session_id: Annotated[str, typer.Argument(help="The session to revi
 
 
 def apply_cmd(session_id: Annotated[str, typer.Argument(help="The session to apply.")],
+              branch: Annotated[str | None, typer.Option(
+                  metavar="NAME", help="Put the changes on a new branch NAME as one commit "
+                  "instead, leaving your tree, index and current branch alone (shows the "
+                  "commit; add --commit to write it).")] = None,
+              commit: Annotated[bool, typer.Option(
+                  "--commit", help="With --branch: write the commit and create the branch.")
+              ] = False,
               as_json: JsonFlag = False) -> None:
-    """Write the session's changes into your repository (after a checkpoint `undo` restores)."""
+    """Write the session's changes into your repository (after a checkpoint `undo` restores),
+    or with --branch onto a new branch."""
+    if commit and branch is None:
+        raise WorkspaceError("--commit needs --branch NAME",
+                             f"`codeloop apply {session_id} --branch NAME --commit`")
     ws = _open(session_id)
+    if branch is not None:
+        show_handoff(session_id, ws, branch, commit, as_json)
+        return
     result = ws.apply()
     if as_json:
         typer.echo(json.dumps(asdict(result), indent=2))

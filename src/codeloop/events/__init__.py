@@ -34,6 +34,7 @@ from codeloop.events.changes import (
     PlanUpdated,
     StepStatus,
 )
+from codeloop.events.handoff import BranchCommitted, CommitMessageWritten, PullRequestOpened
 from codeloop.events.model import (
     AuxiliaryModelCall,
     ModelCallFailed,
@@ -102,7 +103,10 @@ KnownEvent = Annotated[
     | Compacted
     | VerificationRan
     | BaselineRecorded
-    | ReviewDecided,
+    | ReviewDecided
+    | CommitMessageWritten
+    | BranchCommitted
+    | PullRequestOpened,
     Field(discriminator="type"),
 ]
 
@@ -152,8 +156,10 @@ __all__ = [
     "ApprovalRequested",
     "AuxiliaryModelCall",
     "BaselineRecorded",
+    "BranchCommitted",
     "BudgetWarning",
     "CommandRan",
+    "CommitMessageWritten",
     "Compacted",
     "Event",
     "EventBase",
@@ -173,6 +179,7 @@ __all__ = [
     "PlanStepIn",
     "PlanUpdated",
     "PolicyDecided",
+    "PullRequestOpened",
     "ReviewDecided",
     "SessionFinished",
     "SessionPaused",

@@ -6,7 +6,11 @@ import builtins
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from codeloop.workspace.apply import Verdict
+    from codeloop.workspace.changes import RawChange
 
 
 @dataclass
@@ -91,4 +95,8 @@ class LayeredWorkspace(Workspace, Protocol):
 
     def undo(self, checkpoint: str | None = None) -> builtins.list[str]:
         """Restore the user's files as they were before an `apply`; returns restored paths."""
+        ...
+
+    def pending(self) -> tuple[builtins.list[RawChange], Verdict]:
+        """The changes `apply` would write and what stops it, without writing anything."""
         ...

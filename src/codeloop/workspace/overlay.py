@@ -22,7 +22,13 @@ from pathlib import Path
 
 from codeloop.workspace import fsops
 from codeloop.workspace.absorb import absorb_upper
-from codeloop.workspace.apply import apply_changes, judge, latest_checkpoint, undo_changes
+from codeloop.workspace.apply import (
+    Verdict,
+    apply_changes,
+    judge,
+    latest_checkpoint,
+    undo_changes,
+)
 from codeloop.workspace.base import ApplyResult, FileChange
 from codeloop.workspace.changes import (
     RawChange,
@@ -205,6 +211,13 @@ class OverlayWorkspace:
             result.applied = [ch.rel for ch in raw]
             result.checkpoint = number
             return result
+
+    def pending(self) -> tuple[builtins.list[RawChange], Verdict]:
+        """The changes `apply` would write and what stops it, without writing anything
+        (a branch hand-off builds its commit from them)."""
+        with self._locked(), self._merged_fd() as mfd, self._root_fd() as rfd:
+            raw = self._raw(True, mfd, rfd)
+            return raw, judge(raw, self._manifest, rfd, SafeRoot(self._merged))
 
     def undo(self, checkpoint: str | None = None) -> builtins.list[str]:
         """Restore the user's files from an applied checkpoint (the latest by default)."""

@@ -178,11 +178,16 @@ def _refuse_first_wins(keys: list[str], command: str) -> None:
 
 def git(args: Sequence[str], cwd: Path | None = None, *, git_dir: Path | None = None,
         check: bool = True, input: bytes | None = None,
-        timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+        timeout: float | None = None,
+        index_file: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run `git args` in `cwd` (or on the repository `git_dir`) with hooks, fsmonitor,
     signature programs, drivers, pagers, helpers and every other configured program
-    disabled. Raises GitError on a timeout, and on failure when `check`."""
+    disabled. `index_file` is an index of ours to use instead of the repository's (a
+    commit built beside the user's index). Raises GitError on a timeout, and on failure
+    when `check`."""
     env = _env()
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = str(index_file)
     prefix = ["git", *BASE_FLAGS]
     if git_dir is not None:
         prefix += ["--git-dir", str(git_dir)]
@@ -203,10 +208,11 @@ def git(args: Sequence[str], cwd: Path | None = None, *, git_dir: Path | None = 
 
 def git_text(args: Sequence[str], cwd: Path | None = None, *, git_dir: Path | None = None,
              check: bool = True, input: str | None = None,
-             timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+             timeout: float | None = None,
+             index_file: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`git()` with text in and out (UTF-8; undecodable bytes replaced)."""
     proc = git(args, cwd, git_dir=git_dir, check=check, timeout=timeout,
-               input=None if input is None else input.encode())
+               input=None if input is None else input.encode(), index_file=index_file)
     return subprocess.CompletedProcess(proc.args, proc.returncode,
                                        proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))

@@ -1,0 +1,44 @@
+"""How `apply ID --branch NAME [--commit]` reports: the commit it wrote or would write."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
+from codeloop.handoff.branch import BranchRefused
+from codeloop.handoff.flow import branch_handoff
+from codeloop.session.setup import open_store
+from codeloop.workspace.base import LayeredWorkspace
+
+console = terminal_console()
+
+
+def show_handoff(session_id: str, ws: LayeredWorkspace, branch: str, commit: bool,
+                 as_json: bool) -> None:
+    try:
+        done = branch_handoff(open_store(), session_id, ws, branch, commit)
+    except BranchRefused as exc:
+        if as_json:
+            print_json({"error": exc.message, "problems": exc.problems})
+        elif exc.problems:
+            table = Table("file", "why it stops the commit")
+            for rel, reason in exc.problems.items():
+                table.add_row(shown_path(rel), shown(reason))
+            console.print(table)
+        raise
+    if as_json:
+        print_json(asdict(done))
+        return
+    verb = "created" if done.commit else "would create"
+    console.print(Text.assemble(f"{verb} branch ", shown_path(branch), f" from {done.base[:12]}"
+                                f" with {len(done.files)} file(s); your tree, index and "
+                                "current branch are unchanged"))
+    title = f"commit {done.commit[:12]}" if done.commit else \
+        f"message ({'small model' if done.message_source == 'model' else 'by rule'})"
+    console.print(Panel(shown(done.message.rstrip()), title=title, expand=False))
+    if not done.commit:
+        console.print(f"`codeloop apply {session_id} --branch {branch} --commit` writes it")

@@ -1,0 +1,1 @@
+"""Handing a session's work back through git: a branch commit, its message, a pull request."""

@@ -1,0 +1,80 @@
+"""`apply ID --branch NAME [--commit]`: plan the branch commit, write its message, commit it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeloop.config import Settings, load_settings
+from codeloop.errors import CodeloopError
+from codeloop.events import BranchCommitted, Event
+from codeloop.handoff.branch import (
+    BranchRefused,
+    check_branch_name,
+    commit_plan,
+    plan_branch,
+    resolve_base,
+)
+from codeloop.handoff.message import recorded_message, with_trailers, write_message
+from codeloop.session.resume import session_settings
+from codeloop.session.state import SessionState, fold
+from codeloop.session.store import SQLiteEventStore
+from codeloop.workspace.base import LayeredWorkspace
+
+
+@dataclass
+class HandOff:
+    """What `--branch` did (commit set) or would do (commit None)."""
+
+    branch: str
+    base: str
+    files: list[str]
+    message: str
+    message_source: str
+    commit: str | None = None
+
+
+def _model_settings(state: SessionState, model: str, current: Settings) -> Settings | None:
+    """The session's own model settings with the user's key; None when there is no model."""
+    try:
+        settings = session_settings(state, current.api_key)
+    except CodeloopError:
+        return None
+    return settings.model_copy(update={"model": settings.model or model})
+
+
+def branch_handoff(store: SQLiteEventStore, session_id: str, ws: LayeredWorkspace,
+                   branch: str, commit: bool) -> HandOff:
+    """Build (and with `commit`, write) the session's branch commit; the user's tree, index
+    and current branch are never touched."""
+    row = store.get(session_id)
+    repo = Path(row.repo)
+    current = load_settings(repo)
+    ref = check_branch_name(repo, branch)
+    events = [e.event for e in store.read(row.id)]
+    state = fold(store.read(row.id))
+    base = resolve_base(repo, state.started.base_commit if state.started else None)
+    raw, verdict = ws.pending()
+    plan = plan_branch(repo, base, raw, verdict)
+    if not plan.changes:
+        raise BranchRefused(f"session {row.id} changed nothing", "there is nothing to commit")
+    digest = plan.digest()
+    written = recorded_message(events, digest)
+    if written is None:
+        def emit(event: Event) -> None:
+            store.append(row.id, [event])
+
+        def state_now() -> SessionState:
+            return fold(store.read(row.id))
+
+        diff = "".join(c.diff for c in ws.changes())
+        written = write_message(state, _model_settings(state, row.model, current), diff,
+                                plan.files, digest, emit, state_now)
+    message = with_trailers(written.message, current.handoff, row.id)
+    out = HandOff(branch, base, plan.files, message, written.source)
+    if commit:
+        out.commit = commit_plan(repo, plan, ref, message, current.handoff.author,
+                                 f"codeloop: session {row.id}")
+        store.append(row.id, [BranchCommitted(branch=branch, commit=out.commit, base=base,
+                                              files=plan.files)])
+    return out
