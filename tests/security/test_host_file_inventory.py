@@ -306,13 +306,17 @@ ALLOWED: dict[str, str] = {
     "codeloop.cli.policy_cmds:check_command:*.is_dir": "user: the --repo root itself",
     "codeloop.cli.policy_cmds:scan_command:*.read_text": "user: a file the user names",
     "codeloop.cli.session_cmds:register.export:*.write_text": "user: the --out file",
+    "codeloop.cli.pr_cmds:pr_cmd:*.write_text": "user: the --out file",
+    "codeloop.handoff.pr:open_pull_request:tempfile.TemporaryDirectory": "ours: the empty directory gh runs in, holding the PR body file",
+    "codeloop.handoff.pr:open_pull_request:*.write_text": "ours: the PR body file in our temp dir",
+    "codeloop.handoff.pr:open_pull_request:subprocess.run": "host: the user's `gh`, run with --repo in our empty temp dir, never in the repository",
     "codeloop.cli.session_cmds:session_diff:*.exists": "ours: a session's state dir",
     "codeloop.cli.session_cmds:session_diff:*.is_dir": "user: the repository root a session recorded (is it gone?)",
     "codeloop.session.export:read_trajectory:*.read_text": "user: a trajectory file the user names",
     "codeloop.cli.verify_cmds:verify_cmd:*.is_dir": "user: the repository root itself",
     "codeloop.cli.verify_cmds:verify_cmd:shutil.rmtree": "ours: the verify run's state dir",
-    "codeloop.cli.workspace_cmds:_open:*.is_file": "ours: the event store and a state dir",
-    "codeloop.cli.workspace_cmds:_open:*.is_dir": "user: the repository root a session recorded (is it gone?)",
+    "codeloop.cli.workspace_cmds:open_session_workspace:*.is_file": "ours: the event store and a state dir",
+    "codeloop.cli.workspace_cmds:open_session_workspace:*.is_dir": "user: the repository root a session recorded (is it gone?)",
 }
 
 # The harness prepares, runs and judges benchmark tasks in checkouts and environments it

@@ -27,7 +27,8 @@ console = terminal_console()
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
-def _open(session_id: str) -> LayeredWorkspace:
+def open_session_workspace(session_id: str) -> LayeredWorkspace:
+    """The session's workspace over its repository; SessionNotFound/WorkspaceError if none."""
     store_path = event_store_path()
     if not store_path.is_file():
         raise SessionNotFound(f"no sessions yet (no event store at {store_path})",
@@ -49,7 +50,7 @@ def _open(session_id: str) -> LayeredWorkspace:
 def diff_cmd(session_id: Annotated[str, typer.Argument(help="The session to review.")],
              as_json: JsonFlag = False) -> None:
     """Show the session's changes against your repository as a git-style diff."""
-    ws = _open(session_id)
+    ws = open_session_workspace(session_id)
     changes = ws.changes()
     if as_json:
         typer.echo(json.dumps([asdict(c) for c in changes], indent=2))
@@ -77,7 +78,7 @@ def apply_cmd(session_id: Annotated[str, typer.Argument(help="The session to app
     if commit and branch is None:
         raise WorkspaceError("--commit needs --branch NAME",
                              f"`codeloop apply {session_id} --branch NAME --commit`")
-    ws = _open(session_id)
+    ws = open_session_workspace(session_id)
     if branch is not None:
         show_handoff(session_id, ws, branch, commit, as_json)
         return
@@ -115,7 +116,7 @@ def undo_cmd(session_id: Annotated[str, typer.Argument(help="The session to undo
                  help="Checkpoint to restore (default: the latest apply).")] = None,
              as_json: JsonFlag = False) -> None:
     """Restore your files as they were before the session's last `apply`."""
-    restored = _open(session_id).undo(checkpoint)
+    restored = open_session_workspace(session_id).undo(checkpoint)
     if as_json:
         typer.echo(json.dumps({"restored": restored}))
         return
@@ -126,7 +127,7 @@ def undo_cmd(session_id: Annotated[str, typer.Argument(help="The session to undo
 def discard_cmd(session_id: Annotated[str, typer.Argument(help="The session to discard.")]
                 ) -> None:
     """Drop the session's changes; your repository is not touched."""
-    ws = _open(session_id)
+    ws = open_session_workspace(session_id)
     count = len(ws.changed_files())
     drop_view_index(ws)
     ws.discard()
