@@ -47,6 +47,9 @@ class UserMessage(EventBase):
     type: Literal["user_message"] = "user_message"
     text: str
     source: str = "user"
+    # A follow-up after the session ended (an editor's next prompt): the session is open
+    # again and this is its next instruction.
+    reopens: bool = False
 
 
 class SystemNote(EventBase):

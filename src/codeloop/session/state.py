@@ -188,6 +188,10 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
             state.finish_summary = str(event.data.get("summary", ""))
     elif kind in ("user_message", "system_note"):
         state.transcript.append(event)
+        if getattr(event, "reopens", False) and state.finished is not None:
+            state.finished = None
+            state.finish_summary = None
+            state.status = "running"
     elif kind == "review_decided" and getattr(event, "action", "") == "reject":
         # A rejected result goes back to the agent: the session is open again and the
         # feedback (a user_message appended just before) is its next instruction.

@@ -102,6 +102,8 @@ def _summary_updates(event: Event) -> dict[str, object]:
         return {"status": "running"}
     if kind == "review_decided" and getattr(event, "action", "") == "reject":
         return {"status": "running"}
+    if kind == "user_message" and getattr(event, "reopens", False):
+        return {"status": "running"}
     return {}
 
 

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from codeloop.errors import PathOutsideWorkspace
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
+from codeloop.tools.buffers import take_in_editor_buffer
 from codeloop.tools.visibility import visible
 from codeloop.workspace.errors import UnsafePath
 from codeloop.workspace.hostfs import SafeRoot
@@ -41,6 +42,7 @@ class ReadFileTool(Tool):
             path = ctx.workspace.resolve(args.path)
         except PathOutsideWorkspace as exc:
             return Observation(ok=False, error=exc.message)
+        take_in_editor_buffer(ctx, relative(ctx.workspace.path, path))
         st = SafeRoot(ctx.workspace.path).lstat(relative(ctx.workspace.path, path))
         if st is None or not stat.S_ISREG(st.st_mode):
             kind = "a directory" if st is not None and stat.S_ISDIR(st.st_mode) else "not found"

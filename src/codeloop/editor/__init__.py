@@ -1,0 +1,1 @@
+"""codeloop inside editors: the Agent Client Protocol agent (`codeloop acp`)."""

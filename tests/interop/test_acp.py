@@ -1,0 +1,144 @@
+"""`codeloop acp` driven by the agent-client-protocol package's own client over a pipe: a
+real child process, the scripted model, a real repository. The editor's unsaved buffer is
+what the model edits, the edit is asked as a permission request, and the updates stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.interfaces import Client
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+)
+
+from codeloop.workspace.safe_git import git
+
+pytestmark = pytest.mark.interop
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+DISK = "def main():\n    return 1\n"
+BUFFER = "def main():\n    return 1  # unsaved in the editor\n"
+
+
+class EditorClient:
+    """What an editor does: shows updates, answers permission requests, serves buffers."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.updates: list[Any] = []
+        self.permissions: list[Any] = []
+        self.reads: list[str] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
+                                 **kwargs: Any) -> RequestPermissionResponse:
+        self.permissions.append((tool_call, [o.option_id for o in options]))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id="allow_once"))
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None,
+                             limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if path == str(self.repo / "app.py"):
+            return ReadTextFileResponse(content=BUFFER)
+        return ReadTextFileResponse(content=Path(path).read_text())
+
+
+def _script(path: Path) -> Path:
+    turns = [
+        {"text": "Reading app.py.",
+         "tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+        {"text": "Changing the return value.",
+         "tool_calls": [{"name": "edit_file", "arguments": {
+             "path": "app.py", "old": "    return 1  # unsaved in the editor\n",
+             "new": "    return 5  # unsaved in the editor\n"}}]},
+        {"tool_calls": [{"name": "finish", "arguments": {"summary": "main returns 5"}}]},
+        {"tool_calls": [{"name": "finish", "arguments": {"summary": "nothing more to do"}}]},
+    ]
+    path.write_text(json.dumps(turns))
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    (path / "app.py").write_text(DISK)
+    git(["init", "-q"], path)
+    git(["add", "-A"], path)
+    git(["-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "init"],
+        path)
+    return path
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    config = tmp_path / "xdg-config" / "codeloop" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'model = "scripted:{_script(tmp_path / "script.json")}"\n'
+                      'verify_on_finish = false\napproval_mode = "ask"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODELOOP_")}
+    env.update(PYTHONPATH=str(SRC), XDG_CONFIG_HOME=str(config.parent.parent),
+               CODELOOP_DATA_DIR=str(tmp_path / "data"),
+               CODELOOP_CACHE_DIR=str(tmp_path / "cache"))
+    return env
+
+
+async def _drive(repo: Path, tmp_path: Path) -> tuple[EditorClient, list[str], Any]:
+    client = EditorClient(repo)
+    async with spawn_agent_process(cast(Client, client), sys.executable, "-m", "codeloop",
+                                   "acp", env=_env(tmp_path), cwd=str(tmp_path)) as (conn, _proc):
+        init = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=False)))
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        first = await asyncio.wait_for(conn.prompt(
+            session_id=session.session_id,
+            prompt=[text_block("Make main return 5")]), 120)
+        second = await asyncio.wait_for(conn.prompt(
+            session_id=session.session_id, prompt=[text_block("Anything else?")]), 120)
+    return client, [first.stop_reason, second.stop_reason], (init, session)
+
+
+def test_editor_runs_a_session_over_acp(repo: Path, tmp_path: Path) -> None:
+    client, stops, (init, session) = asyncio.run(_drive(repo, tmp_path))
+    assert init.agent_info.name == "codeloop"
+    assert init.agent_capabilities.prompt_capabilities.embedded_context
+    assert session.modes.current_mode_id == "ask"
+    assert stops == ["end_turn", "end_turn"]
+    # The model read the editor's unsaved buffer, and edited that text.
+    assert str(repo / "app.py") in client.reads
+    kinds = [u.session_update for u in client.updates]
+    assert "agent_message_chunk" in kinds and "tool_call" in kinds
+    started = [u for u in client.updates if u.session_update == "tool_call"]
+    assert [(u.kind, u.title) for u in started][:2] == [("read", "read_file app.py"),
+                                                      ("edit", "edit_file app.py")]
+    # The edit was asked for as a permission, with codeloop's answers as options.
+    assert len(client.permissions) == 1
+    asked, options = client.permissions[0]
+    assert asked.title == "edit_file app.py" and "return 5" in str(asked.content)
+    assert options == ["allow_once", "allow_always", "reject_once"]
+    diffs = [c for u in client.updates if u.session_update == "tool_call_update"
+             for c in (u.content or []) if c.type == "diff"]
+    assert diffs and diffs[0].path == str(repo / "app.py")
+    assert diffs[0].new_text == BUFFER.replace("return 1", "return 5")
+    assert diffs[0].old_text == DISK
+    text = "".join(u.content.text for u in client.updates
+                   if u.session_update == "agent_message_chunk")
+    assert "main returns 5" in text and "nothing more to do" in text
+    assert "codeloop apply" in text
+    # The user's file is untouched until they apply.
+    assert (repo / "app.py").read_text() == DISK
