@@ -84,10 +84,11 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
+def _env(tmp_path: Path, script: Path | None = None) -> dict[str, str]:
     config = tmp_path / "xdg-config" / "codeloop" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text(f'model = "scripted:{_script(tmp_path / "script.json")}"\n'
+    script = script or _script(tmp_path / "script.json")
+    config.write_text(f'model = "scripted:{script}"\n'
                       'verify_on_finish = false\napproval_mode = "ask"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODELOOP_")}
     env.update(PYTHONPATH=str(SRC), XDG_CONFIG_HOME=str(config.parent.parent),
@@ -142,3 +143,39 @@ def test_editor_runs_a_session_over_acp(repo: Path, tmp_path: Path) -> None:
     assert "codeloop apply" in text
     # The user's file is untouched until they apply.
     assert (repo / "app.py").read_text() == DISK
+
+
+async def _cancel_then_continue(repo: Path, tmp_path: Path) -> tuple[EditorClient, list[str]]:
+    script = tmp_path / "slow.json"
+    look = {"name": "list_files", "arguments": {"path": "."}}
+    script.write_text(json.dumps({"delay_s": 0.5, "turns": [
+        {"text": "Looking.", "tool_calls": [look]},
+        {"text": "Looking again.", "tool_calls": [{**look, "arguments": {"path": ".", "depth": 1}}]},
+        {"tool_calls": [{"name": "finish", "arguments": {"summary": "looked around"}}]}]}))
+    client = EditorClient(repo)
+    async with spawn_agent_process(cast(Client, client), sys.executable, "-m", "codeloop",
+                                   "acp", env=_env(tmp_path, script),
+                                   cwd=str(tmp_path)) as (conn, _proc):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        running = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[text_block("Look around")]))
+        while not any(u.session_update == "tool_call" for u in client.updates):
+            await asyncio.sleep(0.05)
+        await conn.cancel(session_id=session.session_id)
+        first = await asyncio.wait_for(running, 60)
+        calls_at_cancel = sum(u.session_update == "tool_call" for u in client.updates)
+        second = await asyncio.wait_for(conn.prompt(
+            session_id=session.session_id, prompt=[text_block("Go on")]), 60)
+    assert calls_at_cancel == 1
+    return client, [first.stop_reason, second.stop_reason]
+
+
+def test_cancel_pauses_and_the_next_prompt_continues(repo: Path, tmp_path: Path) -> None:
+    client, stops = asyncio.run(_cancel_then_continue(repo, tmp_path))
+    assert stops == ["cancelled", "end_turn"]
+    # No file was read through the editor: it did not offer fs/read_text_file.
+    assert client.reads == []
+    text = "".join(u.content.text for u in client.updates
+                   if u.session_update == "agent_message_chunk")
+    assert "looked around" in text
