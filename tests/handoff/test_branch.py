@@ -128,6 +128,27 @@ def test_bad_or_existing_branch_is_refused(session: str, repo: Path, name: str, 
     assert why in capsys.readouterr().err
 
 
+def test_new_files_git_ignores_stay_out(session: str, repo: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / ".git" / "info" / "exclude").write_text("__pycache__/\n*.log\n")
+    ws = open_workspace(repo, session_workspace_dir(session))
+    ws.write("src/__pycache__/app.cpython-311.pyc", b"\x00cache")
+    ws.write("run.log", b"noise\n")
+    assert main(["apply", session, "--branch", "clean", "--commit", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ignored"] == ["run.log", "src/__pycache__/app.cpython-311.pyc"]
+    assert out["files"] == ["hello/greeting.txt", "src/app.py", "src/util.py"]
+    listing = git_text(["ls-tree", "-r", "--name-only", out["commit"]], repo).stdout
+    assert "pyc" not in listing and "run.log" not in listing
+
+
+def test_a_session_that_changed_nothing_is_refused(
+        session: str, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    open_workspace(repo, session_workspace_dir(session)).discard()
+    assert main(["apply", session, "--branch", "empty", "--commit"]) == 2
+    assert "changed nothing" in capsys.readouterr().err
+
+
 def test_commit_needs_branch(session: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["apply", session, "--commit"]) == 2
     assert "--commit needs --branch" in capsys.readouterr().err

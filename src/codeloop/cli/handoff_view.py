@@ -37,6 +37,9 @@ def show_handoff(session_id: str, ws: LayeredWorkspace, branch: str, commit: boo
     console.print(Text.assemble(f"{verb} branch ", shown_path(branch), f" from {done.base[:12]}"
                                 f" with {len(done.files)} file(s); your tree, index and "
                                 "current branch are unchanged"))
+    if done.ignored:
+        console.print(Text.assemble(f"left out {len(done.ignored)} new file(s) git ignores: ",
+                                    Text(", ").join(shown_path(r) for r in done.ignored[:10])))
     title = f"commit {done.commit[:12]}" if done.commit else \
         f"message ({'small model' if done.message_source == 'model' else 'by rule'})"
     console.print(Panel(shown(done.message.rstrip()), title=title, expand=False))

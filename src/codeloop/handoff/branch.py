@@ -41,6 +41,8 @@ class BranchPlan:
 
     base: str
     changes: list[RawChange] = field(default_factory=list)
+    # New files git ignores (caches, build output a command left): not committed.
+    ignored: list[str] = field(default_factory=list)
 
     @property
     def files(self) -> list[str]:
@@ -109,11 +111,26 @@ def _matches(entry: BaseEntry | None, before: Side | None) -> bool:
     return entry.oid == blob_id(before.data, len(entry.oid))
 
 
+def ignored_paths(repo: Path, rels: list[str]) -> set[str]:
+    """Which of `rels` git ignores in the repository (its .gitignore files, info/exclude and
+    your excludes file)."""
+    if not rels:
+        return set()
+    listed = b"".join(rel.encode("utf-8", "surrogateescape") + b"\0" for rel in rels)
+    out = git(["check-ignore", "-z", "--stdin"], repo, input=listed, check=False)
+    if out.returncode not in (0, 1):
+        raise GitError("git check-ignore failed: " + out.stderr.decode("utf-8", "replace"))
+    return {os.fsdecode(p) for p in out.stdout.split(b"\0") if p}
+
+
 def plan_branch(repo: Path, base: str, raw: list[RawChange], verdict: Verdict) -> BranchPlan:
     """The commit's content, or BranchRefused naming every file that stops it."""
-    problems = dict(verdict.refused)
+    ignored = ignored_paths(repo, [ch.rel for ch in raw if ch.before is None])
+    raw = [ch for ch in raw if ch.rel not in ignored]
+    problems = {rel: why for rel, why in verdict.refused.items() if rel not in ignored}
     for rel in verdict.conflicts:
-        problems[rel] = "you changed it since the session began"
+        if rel not in ignored:
+            problems[rel] = "you changed it since the session began"
     entries = _base_entries(repo, base)
     for ch in raw:
         if ch.rel not in problems and not _matches(entries.get(ch.rel), ch.before):
@@ -123,7 +140,7 @@ def plan_branch(repo: Path, base: str, raw: list[RawChange], verdict: Verdict) -
         raise BranchRefused("nothing was committed", "commit or stash your own changes to "
                             "these files first, or `codeloop apply ID` them into your tree",
                             problems)
-    return BranchPlan(base, [ch for ch in raw if ch.after is not None or ch.before is not None])
+    return BranchPlan(base, raw, sorted(ignored))
 
 
 def _index_line(repo: Path, ch: RawChange, null_oid: str, index: Path) -> bytes:

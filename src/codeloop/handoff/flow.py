@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeloop.config import Settings, load_settings
@@ -32,6 +32,8 @@ class HandOff:
     message: str
     message_source: str
     commit: str | None = None
+    # New files left out because git ignores them.
+    ignored: list[str] = field(default_factory=list)
 
 
 def _model_settings(state: SessionState, model: str, current: Settings) -> Settings | None:
@@ -67,11 +69,11 @@ def branch_handoff(store: SQLiteEventStore, session_id: str, ws: LayeredWorkspac
         def state_now() -> SessionState:
             return fold(store.read(row.id))
 
-        diff = "".join(c.diff for c in ws.changes())
+        diff = "".join(c.diff for c in ws.changes() if c.path not in plan.ignored)
         written = write_message(state, _model_settings(state, row.model, current), diff,
                                 plan.files, digest, emit, state_now)
     message = with_trailers(written.message, current.handoff, row.id)
-    out = HandOff(branch, base, plan.files, message, written.source)
+    out = HandOff(branch, base, plan.files, message, written.source, ignored=plan.ignored)
     if commit:
         out.commit = commit_plan(repo, plan, ref, message, current.handoff.author,
                                  f"codeloop: session {row.id}")
