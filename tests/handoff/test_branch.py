@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.cli import main
+from codeloop.events import SessionStarted
 from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.locate import event_store_path, session_workspace_dir
@@ -152,3 +153,23 @@ def test_a_session_that_changed_nothing_is_refused(
 def test_commit_needs_branch(session: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["apply", session, "--commit"]) == 2
     assert "--commit needs --branch" in capsys.readouterr().err
+
+
+def test_a_session_on_a_subdirectory_commits_at_the_right_paths(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CODELOOP_DATA_DIR", str(tmp_path / "data"))
+    sub = repo / "src"
+    store = SQLiteEventStore(event_store_path())
+    store.create("s-sub")
+    store.append("s-sub", [SessionStarted(task="Edit util", repo=str(sub), model="none",
+                                          base_commit=head(repo))])
+    ws = open_workspace(sub, session_workspace_dir("s-sub"))
+    ws.write("util.py", b"VALUE = 3\n")
+    ws.write("new.py", b"NEW = 1\n")
+    assert main(["apply", "s-sub", "--branch", "sub", "--commit", "--json"]) == 0
+    commit = json.loads(capsys.readouterr().out)["commit"]
+    changed = git_text(["diff-tree", "-r", "--name-only", "--no-commit-id", commit],
+                       repo).stdout.split()
+    assert changed == ["src/new.py", "src/util.py"]
+    assert git(["cat-file", "blob", f"{commit}:src/util.py"], repo).stdout == b"VALUE = 3\n"

@@ -149,6 +149,12 @@ class CodeloopAgent:
             return PromptResponse(stop_reason="cancelled")
         return PromptResponse(stop_reason=STOP_REASONS.get(state.status, "end_turn"))
 
+    def shutdown(self) -> None:
+        """The editor went away: every running loop pauses at its next step (resumable with
+        `codeloop resume ID`)."""
+        for session in self.sessions.values():
+            session.control.pause.set()
+
     def _session(self, session_id: str) -> EditorSession:
         session = self.sessions.get(session_id)
         if session is None:

@@ -29,4 +29,7 @@ async def serve(agent: CodeloopAgent) -> None:
             sys.stdout = sys.stderr
         # The library answers "method not found" for what an agent does not define (loading,
         # forking, listing sessions): the protocol's optional parts.
-        await run_agent(cast(Agent, agent), writer, reader)
+        try:
+            await run_agent(cast(Agent, agent), writer, reader)
+        finally:
+            agent.shutdown()

@@ -43,10 +43,15 @@ class BranchPlan:
     changes: list[RawChange] = field(default_factory=list)
     # New files git ignores (caches, build output a command left): not committed.
     ignored: list[str] = field(default_factory=list)
+    # Where the session's directory is in the repository ("" at its top, else "sub/dir/").
+    prefix: str = ""
 
     @property
     def files(self) -> list[str]:
         return [ch.rel for ch in self.changes]
+
+    def tree_path(self, rel: str) -> str:
+        return self.prefix + rel
 
     def digest(self) -> str:
         """Names this change set on this base (what a recorded commit message describes)."""
@@ -125,6 +130,7 @@ def ignored_paths(repo: Path, rels: list[str]) -> set[str]:
 
 def plan_branch(repo: Path, base: str, raw: list[RawChange], verdict: Verdict) -> BranchPlan:
     """The commit's content, or BranchRefused naming every file that stops it."""
+    prefix = git_text(["rev-parse", "--show-prefix"], repo).stdout.strip()
     ignored = ignored_paths(repo, [ch.rel for ch in raw if ch.before is None])
     raw = [ch for ch in raw if ch.rel not in ignored]
     problems = {rel: why for rel, why in verdict.refused.items() if rel not in ignored}
@@ -133,18 +139,18 @@ def plan_branch(repo: Path, base: str, raw: list[RawChange], verdict: Verdict) -
             problems[rel] = "you changed it since the session began"
     entries = _base_entries(repo, base)
     for ch in raw:
-        if ch.rel not in problems and not _matches(entries.get(ch.rel), ch.before):
+        if ch.rel not in problems and not _matches(entries.get(prefix + ch.rel), ch.before):
             problems[ch.rel] = f"the diff does not apply to {base[:12]}: the file there " \
                                "differs from your copy the session changed"
     if problems:
         raise BranchRefused("nothing was committed", "commit or stash your own changes to "
                             "these files first, or `codeloop apply ID` them into your tree",
                             problems)
-    return BranchPlan(base, raw, sorted(ignored))
+    return BranchPlan(base, raw, sorted(ignored), prefix)
 
 
-def _index_line(repo: Path, ch: RawChange, null_oid: str, index: Path) -> bytes:
-    rel = ch.rel.encode("utf-8", "surrogateescape")
+def _index_line(repo: Path, ch: RawChange, path: str, null_oid: str, index: Path) -> bytes:
+    rel = path.encode("utf-8", "surrogateescape")
     if ch.after is None:
         return b"0 " + null_oid.encode() + b"\t" + rel + b"\0"
     oid = git(["hash-object", "-w", "--no-filters", "--stdin"], repo, input=ch.after.data,
@@ -159,7 +165,8 @@ def commit_plan(repo: Path, plan: BranchPlan, ref: str, message: str,
         index = Path(tmp) / "index"
         git(["read-tree", plan.base], repo, index_file=index)
         null_oid = "0" * len(plan.base)
-        lines = b"".join(_index_line(repo, ch, null_oid, index) for ch in plan.changes)
+        lines = b"".join(_index_line(repo, ch, plan.tree_path(ch.rel), null_oid, index)
+                         for ch in plan.changes)
         git(["update-index", "-z", "--index-info"], repo, input=lines, index_file=index)
         tree = git_text(["write-tree"], repo, index_file=index).stdout.strip()
     _check_tree(repo, plan, tree)
@@ -184,7 +191,7 @@ def _check_tree(repo: Path, plan: BranchPlan, tree: str) -> None:
     out = git(["diff-tree", "-r", "-z", "--no-renames", "--name-only", plan.base, tree],
               repo).stdout
     changed = {os.fsdecode(p) for p in out.split(b"\0") if p}
-    expected = set(plan.files)
+    expected = {plan.tree_path(rel) for rel in plan.files}
     if changed != expected:
         odd = sorted(changed ^ expected)
         raise BranchRefused("nothing was committed: the branch's tree would not match the "
