@@ -60,6 +60,8 @@ def test_branch_commit_leaves_the_user_alone(session: str, repo: Path,
     written = events_of(session, "commit_message_written")
     assert [w["source"] for w in written] == ["fallback"]
     assert events_of(session, "branch_committed")[0]["commit"] == commit
+    assert main(["show", session]) == 0
+    assert f"branch codeloop/fix: commit {commit[:12]}" in capsys.readouterr().out
     # The session's changes are still there to apply or discard.
     assert main(["diff", session, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 3

@@ -182,6 +182,11 @@ class LiveRenderer:
                     f"{markup_safe(data['message'])}")
         elif kind == "session_paused":
             c.print(f"[yellow]paused:[/] {markup_safe(data['reason'])}")
+        elif kind == "branch_committed":
+            c.print(f"[green]branch[/] {markup_safe(data['branch'])}: commit "
+                    f"{data['commit'][:12]} on {data['base'][:12]}, {len(data['files'])} file(s)")
+        elif kind == "pull_request_opened":
+            c.print(f"[green]pull request[/] {markup_safe(data['url'] or data['branch'])}")
         elif kind == "session_finished":
             style = STATUS_STYLE.get(data["status"], "white")
             text = data["summary"] or data["reason"]
