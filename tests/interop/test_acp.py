@@ -22,6 +22,7 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
+from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.safe_git import git
 
 pytestmark = pytest.mark.interop
@@ -99,8 +100,9 @@ def _env(tmp_path: Path, script: Path | None = None) -> dict[str, str]:
 
 async def _drive(repo: Path, tmp_path: Path) -> tuple[EditorClient, list[str], Any]:
     client = EditorClient(repo)
+    env = _env(tmp_path)
     async with spawn_agent_process(cast(Client, client), sys.executable, "-m", "codeloop",
-                                   "acp", env=_env(tmp_path), cwd=str(tmp_path)) as (conn, _proc):
+                                   "acp", env=env, cwd=str(tmp_path)) as (conn, _proc):
         init = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
@@ -111,12 +113,19 @@ async def _drive(repo: Path, tmp_path: Path) -> tuple[EditorClient, list[str], A
             prompt=[text_block("Make main return 5")]), 120)
         second = await asyncio.wait_for(conn.prompt(
             session_id=session.session_id, prompt=[text_block("Anything else?")]), 120)
-    return client, [first.stop_reason, second.stop_reason], (init, session)
+    # A new editor process loads the session: its conversation comes back as updates.
+    later = EditorClient(repo)
+    async with spawn_agent_process(cast(Client, later), sys.executable, "-m", "codeloop",
+                                   "acp", env=env, cwd=str(tmp_path)) as (conn, _proc):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        loaded = await conn.load_session(cwd=str(repo), session_id=session.session_id,
+                                         mcp_servers=[])
+    return client, [first.stop_reason, second.stop_reason], (init, session, later, loaded)
 
 
 def test_editor_runs_a_session_over_acp(repo: Path, tmp_path: Path) -> None:
-    client, stops, (init, session) = asyncio.run(_drive(repo, tmp_path))
-    assert init.agent_info.name == "codeloop"
+    client, stops, (init, session, later, loaded) = asyncio.run(_drive(repo, tmp_path))
+    assert init.agent_info.name == "codeloop" and init.agent_capabilities.load_session
     assert init.agent_capabilities.prompt_capabilities.embedded_context
     assert session.modes.current_mode_id == "ask"
     assert stops == ["end_turn", "end_turn"]
@@ -143,6 +152,14 @@ def test_editor_runs_a_session_over_acp(repo: Path, tmp_path: Path) -> None:
     assert "codeloop apply" in text
     # The user's file is untouched until they apply.
     assert (repo / "app.py").read_text() == DISK
+    # The session id is codeloop's own, and a later editor replays the conversation.
+    assert loaded.modes.current_mode_id == "ask"
+    said = [u.content.text for u in later.updates if u.session_update == "user_message_chunk"]
+    assert said == ["Make main return 5", "Anything else?"]
+    replayed = [u.title for u in later.updates if u.session_update == "tool_call"]
+    assert replayed[:2] == ["read_file app.py", "edit_file app.py"]
+    store = SQLiteEventStore(tmp_path / "data" / "events.sqlite")
+    assert store.get(session.session_id).task == "Make main return 5"
 
 
 async def _cancel_then_continue(repo: Path, tmp_path: Path) -> tuple[EditorClient, list[str]]:

@@ -5,7 +5,6 @@ cancelled, streaming the log as session updates."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from acp.schema import (
     EmbeddedResourceContentBlock,
     Implementation,
     InitializeResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -34,7 +34,7 @@ from acp.schema import (
 from codeloop import __version__
 from codeloop.config import Settings, load_settings
 from codeloop.editor.bridge import EditorBridge
-from codeloop.editor.updates import Update, UpdateMapper
+from codeloop.editor.updates import Update, UpdateMapper, replay
 from codeloop.errors import CodeloopError
 from codeloop.events import StoredEvent, UserMessage
 from codeloop.llm.factory import check_endpoint, pinned_endpoint
@@ -42,8 +42,14 @@ from codeloop.llm.roles import main_choice, make_role_models, make_router, setti
 from codeloop.llm.types import StreamDelta
 from codeloop.session.cleanup import end_run
 from codeloop.session.control import Control
-from codeloop.session.resume import with_overrides
-from codeloop.session.setup import RuntimeParts, build_runner, check_repo, start_session
+from codeloop.session.resume import session_settings, with_overrides
+from codeloop.session.setup import (
+    RuntimeParts,
+    build_runner,
+    check_repo,
+    new_session_id,
+    start_session,
+)
 from codeloop.session.state import SessionState, fold
 from codeloop.session.store import SQLiteEventStore
 from codeloop.tools.buffers import EDITOR_BUFFERS
@@ -62,9 +68,12 @@ STOP_REASONS: dict[str, Any] = {"budget_exceeded": "max_turn_requests",
 
 @dataclass
 class EditorSession:
+    """One editor session; its id is the codeloop session's, which exists from the first
+    prompt (`started`)."""
+
     cwd: Path
     mode: str
-    codeloop_id: str | None = None
+    started: bool = False
     control: Control = field(default_factory=Control)
 
 
@@ -103,7 +112,7 @@ class CodeloopAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False, prompt_capabilities=PromptCapabilities(embedded_context=True)),
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)),
             agent_info=Implementation(name="codeloop", title="codeloop", version=__version__))
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
@@ -116,10 +125,28 @@ class CodeloopAgent:
             mode = load_settings(repo).approval_mode
         except CodeloopError as exc:
             raise RequestError.invalid_params({"message": exc.message, "hint": exc.hint}) from exc
-        acp_id = uuid.uuid4().hex
-        self.sessions[acp_id] = EditorSession(repo.resolve(), mode)
-        return NewSessionResponse(session_id=acp_id, modes=SessionModeState(
+        sid = new_session_id()
+        self.sessions[sid] = EditorSession(repo.resolve(), mode)
+        return NewSessionResponse(session_id=sid, modes=SessionModeState(
             current_mode_id=mode, available_modes=MODES))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse | None:
+        """An earlier codeloop session, its conversation replayed as updates; the next
+        prompt continues it."""
+        try:
+            row = self.store.get(session_id)
+        except CodeloopError as exc:
+            raise RequestError.invalid_params({"message": exc.message}) from exc
+        events = self.store.read(row.id)
+        state = fold(events)
+        mode = str(session_settings(state).approval_mode) if state.started else "ask"
+        self.sessions[row.id] = EditorSession(Path(row.repo), mode, started=True)
+        assert self.conn is not None
+        for update in replay(Path(row.repo), events):
+            await self.conn.session_update(session_id=row.id, update=update)
+        return LoadSessionResponse(modes=SessionModeState(current_mode_id=mode,
+                                                          available_modes=MODES))
 
     async def set_session_mode(self, session_id: str, mode_id: str,
                                **kwargs: Any) -> SetSessionModeResponse | None:
@@ -161,17 +188,16 @@ class CodeloopAgent:
             raise RequestError.invalid_params({"message": f"no session {session_id}"})
         return session
 
-    def _settings(self, session: EditorSession, text: str) -> tuple[str, Settings]:
-        """The codeloop session for this prompt (started on the first) and its settings."""
-        if session.codeloop_id is None:
+    def _settings(self, sid: str, session: EditorSession, text: str) -> Settings:
+        """The settings for this prompt; the first starts the codeloop session."""
+        if not session.started:
             settings = load_settings(session.cwd, {"approval_mode": session.mode})
             settings = pinned_endpoint(main_choice(settings).model, settings)
             main = main_choice(settings)
             check_endpoint(main.model, settings_for(main, settings))
-            session.codeloop_id = start_session(self.store, text, session.cwd, settings,
-                                                main.model)
-            return session.codeloop_id, settings
-        sid = session.codeloop_id
+            start_session(self.store, text, session.cwd, settings, main.model, session_id=sid)
+            session.started = True
+            return settings
         state = fold(self.store.read(sid))
         settings, override = with_overrides(state, {"approval_mode": session.mode},
                                             load_settings(session.cwd).api_key)
@@ -180,22 +206,22 @@ class CodeloopAgent:
         events: list[Any] = [override] if override is not None else []
         events.append(UserMessage(text=text, source="editor", reopens=True))
         self.store.append(sid, events)
-        return sid, settings
+        return settings
 
-    def _run(self, acp_id: str, session: EditorSession, text: str,
+    def _run(self, sid: str, session: EditorSession, text: str,
              loop: asyncio.AbstractEventLoop) -> SessionState:
         """Run the loop in this (worker) thread; updates and questions go to the editor."""
         assert self.conn is not None
         conn = self.conn
-        sid, settings = self._settings(session, text)
-        bridge = EditorBridge(conn, loop, acp_id, self.can_read)
+        settings = self._settings(sid, session, text)
+        bridge = EditorBridge(conn, loop, sid, self.can_read)
         mapper = UpdateMapper(session.cwd)
         # The editor shows its own prompt: the updates start with what the loop does next.
         mapper.state = fold(self.store.read(sid))
 
         def send(updates: list[Update]) -> None:
             for update in updates:
-                bridge.call(conn.session_update(session_id=acp_id, update=update), 30)
+                bridge.call(conn.session_update(session_id=sid, update=update), 30)
 
         def on_event(stored: StoredEvent) -> None:
             send(mapper.on_event(stored))

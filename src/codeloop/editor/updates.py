@@ -18,6 +18,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolKind,
+    UserMessageChunk,
 )
 
 from codeloop.events import (
@@ -27,9 +28,11 @@ from codeloop.events import (
     PlanUpdated,
     SessionFinished,
     SessionPaused,
+    SessionStarted,
     StoredEvent,
     ToolCallFinished,
     ToolCallStarted,
+    UserMessage,
     VerificationRan,
 )
 from codeloop.llm.types import StreamDelta
@@ -158,3 +161,18 @@ class UpdateMapper:
                      f"changes into your files, `codeloop apply {sid} --branch NAME --commit` "
                      "onto a new branch.")
         return "\n\n".join(lines) + "\n"
+
+
+def replay(repo: Path, events: list[StoredEvent]) -> list[Update | UserMessageChunk]:
+    """A logged session as the updates an editor shows for it: the task and each follow-up
+    as user messages, the rest as it was streamed."""
+    mapper = UpdateMapper(repo)
+    out: list[Update | UserMessageChunk] = []
+    for stored in events:
+        event = stored.event
+        if isinstance(event, SessionStarted):
+            out.append(helpers.update_user_message_text(clean(event.task)))
+        elif isinstance(event, UserMessage) and event.source in ("user", "editor"):
+            out.append(helpers.update_user_message_text(clean(event.text)))
+        out += mapper.on_event(stored)
+    return out
