@@ -154,7 +154,7 @@ def test_a_session_that_changed_nothing_is_refused(
 
 def test_commit_needs_branch(session: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["apply", session, "--commit"]) == 2
-    assert "--commit needs --branch" in capsys.readouterr().err
+    assert "--commit and --per-step need --branch" in capsys.readouterr().err
 
 
 def test_a_session_on_a_subdirectory_commits_at_the_right_paths(

@@ -18,9 +18,9 @@ console = terminal_console()
 
 
 def show_handoff(session_id: str, ws: LayeredWorkspace, branch: str, commit: bool,
-                 as_json: bool) -> None:
+                 per_step: bool, as_json: bool) -> None:
     try:
-        done = branch_handoff(open_store(), session_id, ws, branch, commit)
+        done = branch_handoff(open_store(), session_id, ws, branch, commit, per_step)
     except BranchRefused as exc:
         if as_json:
             print_json({"error": exc.message, "problems": exc.problems})
@@ -35,13 +35,19 @@ def show_handoff(session_id: str, ws: LayeredWorkspace, branch: str, commit: boo
         return
     verb = "created" if done.commit else "would create"
     console.print(Text.assemble(f"{verb} branch ", shown_path(branch), f" from {done.base[:12]}"
-                                f" with {len(done.files)} file(s); your tree, index and "
-                                "current branch are unchanged"))
+                                f" with {len(done.files)} file(s) in {len(done.commits)} "
+                                "commit(s); your tree, index and current branch are unchanged"))
+    if per_step and len(done.commits) == 1:
+        console.print("one commit: the plan does not split these changes into steps")
     if done.ignored:
         console.print(Text.assemble(f"left out {len(done.ignored)} new file(s) git ignores: ",
                                     Text(", ").join(shown_path(r) for r in done.ignored[:10])))
-    title = f"commit {done.commit[:12]}" if done.commit else \
-        f"message ({'small model' if done.message_source == 'model' else 'by rule'})"
-    console.print(Panel(shown(done.message.rstrip()), title=title, expand=False))
+    source = "small model" if done.message_source == "model" else "by rule"
+    for planned in done.commits:
+        title = f"commit {planned.commit[:12]}" if planned.commit else \
+            (f"message ({source})" if len(done.commits) == 1 else "commit")
+        console.print(Panel(shown(planned.message.rstrip()), title=title, expand=False))
     if not done.commit:
-        console.print(f"`codeloop apply {session_id} --branch {branch} --commit` writes it")
+        flags = " --per-step" if per_step else ""
+        console.print(f"`codeloop apply {session_id} --branch {branch}{flags} --commit` "
+                      "writes it")

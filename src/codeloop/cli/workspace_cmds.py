@@ -72,15 +72,18 @@ def apply_cmd(session_id: Annotated[str, typer.Argument(help="The session to app
               commit: Annotated[bool, typer.Option(
                   "--commit", help="With --branch: write the commit and create the branch.")
               ] = False,
+              per_step: Annotated[bool, typer.Option(
+                  "--per-step", help="With --branch: one commit per plan step that changed "
+                  "files (files no edit explains come last).")] = False,
               as_json: JsonFlag = False) -> None:
     """Write the session's changes into your repository (after a checkpoint `undo` restores),
     or with --branch onto a new branch."""
-    if commit and branch is None:
-        raise WorkspaceError("--commit needs --branch NAME",
+    if (commit or per_step) and branch is None:
+        raise WorkspaceError("--commit and --per-step need --branch NAME",
                              f"`codeloop apply {session_id} --branch NAME --commit`")
     ws = open_session_workspace(session_id)
     if branch is not None:
-        show_handoff(session_id, ws, branch, commit, as_json)
+        show_handoff(session_id, ws, branch, commit, per_step, as_json)
         return
     result = ws.apply()
     if as_json:

@@ -26,9 +26,11 @@ class BranchCommitted(EventBase):
 
     type: Literal["branch_committed"] = "branch_committed"
     branch: str
+    # The branch's head: the last of `commits` (one, or one per plan step).
     commit: str
     base: str
     files: list[str] = Field(default_factory=list)
+    commits: list[str] = Field(default_factory=list)
 
 
 class PullRequestOpened(EventBase):

@@ -158,31 +158,41 @@ def _index_line(repo: Path, ch: RawChange, path: str, null_oid: str, index: Path
     return f"{ch.after.git_mode:o} {oid}\t".encode() + rel + b"\0"
 
 
-def commit_plan(repo: Path, plan: BranchPlan, ref: str, message: str,
-                author: str | None, reflog: str) -> str:
-    """Write the commit and create `ref` pointing at it; returns the commit id."""
+def commit_plan(repo: Path, plan: BranchPlan, ref: str, commits: list[tuple[str, list[str]]],
+                author: str | None, reflog: str) -> list[str]:
+    """Write one commit per (message, files) in order, each on the one before, and create
+    `ref` pointing at the last; returns the commit ids. Together they hold all of `plan`."""
+    by_rel = {ch.rel: ch for ch in plan.changes}
+    null_oid = "0" * len(plan.base)
+    made: list[str] = []
+    parent = plan.base
     with tempfile.TemporaryDirectory(prefix="codeloop-branch-") as tmp:
         index = Path(tmp) / "index"
         git(["read-tree", plan.base], repo, index_file=index)
-        null_oid = "0" * len(plan.base)
-        lines = b"".join(_index_line(repo, ch, plan.tree_path(ch.rel), null_oid, index)
-                         for ch in plan.changes)
-        git(["update-index", "-z", "--index-info"], repo, input=lines, index_file=index)
-        tree = git_text(["write-tree"], repo, index_file=index).stdout.strip()
+        for message, files in commits:
+            lines = b"".join(_index_line(repo, by_rel[rel], plan.tree_path(rel), null_oid, index)
+                             for rel in files)
+            git(["update-index", "-z", "--index-info"], repo, input=lines, index_file=index)
+            tree = git_text(["write-tree"], repo, index_file=index).stdout.strip()
+            parent = _commit_tree(repo, tree, parent, message, author)
+            made.append(parent)
     _check_tree(repo, plan, tree)
+    # The zero old value makes update-ref refuse if the branch appeared meanwhile.
+    git(["update-ref", "-m", reflog, ref, parent, null_oid], repo)
+    return made
+
+
+def _commit_tree(repo: Path, tree: str, parent: str, message: str, author: str | None) -> str:
     identity: list[str] = []
     if author is not None:
         name, _, email = author.rpartition(" <")
         identity = ["-c", f"author.name={name}", "-c", f"author.email={email.rstrip('>')}"]
     try:
-        commit = git_text([*identity, "commit-tree", "--no-gpg-sign", tree, "-p", plan.base,
-                           "-F", "-"], repo, input=message).stdout.strip()
+        return git_text([*identity, "commit-tree", "--no-gpg-sign", tree, "-p", parent,
+                         "-F", "-"], repo, input=message).stdout.strip()
     except GitError as exc:
         raise GitError(exc.message, "set your identity with `git config --global user.name` "
                        "and user.email, or `[handoff] author` in codeloop's config") from exc
-    # The zero old value makes update-ref refuse if the branch appeared meanwhile.
-    git(["update-ref", "-m", reflog, ref, commit, null_oid], repo)
-    return commit
 
 
 def _check_tree(repo: Path, plan: BranchPlan, tree: str) -> None:

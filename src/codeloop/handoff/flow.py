@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeloop.config import Settings, load_settings
+from codeloop.config import HandoffSettings, Settings, load_settings
 from codeloop.errors import CodeloopError
 from codeloop.events import BranchCommitted, Event
 from codeloop.handoff.branch import (
@@ -15,11 +15,20 @@ from codeloop.handoff.branch import (
     plan_branch,
     resolve_base,
 )
-from codeloop.handoff.message import recorded_message, with_trailers, write_message
+from codeloop.handoff.message import clean, recorded_message, with_trailers, write_message
+from codeloop.handoff.steps import group_by_step
+from codeloop.policy.redact import Redactor
 from codeloop.session.resume import session_settings
 from codeloop.session.state import SessionState, fold
 from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.base import LayeredWorkspace
+
+
+@dataclass
+class PlannedCommit:
+    message: str
+    files: list[str]
+    commit: str | None = None
 
 
 @dataclass
@@ -34,6 +43,8 @@ class HandOff:
     commit: str | None = None
     # New files left out because git ignores them.
     ignored: list[str] = field(default_factory=list)
+    # The commits in order: one, or one per plan step with `per_step`.
+    commits: list[PlannedCommit] = field(default_factory=list)
 
 
 def _model_settings(state: SessionState, model: str, current: Settings) -> Settings | None:
@@ -45,10 +56,23 @@ def _model_settings(state: SessionState, model: str, current: Settings) -> Setti
     return settings.model_copy(update={"model": settings.model or model})
 
 
+def step_commits(events: list[Event], files: list[str], handoff: HandoffSettings,
+                 session_id: str) -> list[PlannedCommit]:
+    """One commit per plan step that changed files, its message from the step (by rule)."""
+    out = []
+    for group in group_by_step(events, files):
+        subject = clean(group.title, Redactor.from_environment()) or "Plan step"
+        body = "\n\n".join(p for p in (group.detail.strip(), "Files: " + ", ".join(group.files))
+                           if p)
+        out.append(PlannedCommit(with_trailers(f"{subject}\n\n{body}", handoff, session_id),
+                                 group.files))
+    return out
+
+
 def branch_handoff(store: SQLiteEventStore, session_id: str, ws: LayeredWorkspace,
-                   branch: str, commit: bool) -> HandOff:
-    """Build (and with `commit`, write) the session's branch commit; the user's tree, index
-    and current branch are never touched."""
+                   branch: str, commit: bool, per_step: bool = False) -> HandOff:
+    """Build (and with `commit`, write) the session's branch commit, or one per plan step
+    with `per_step`; the user's tree, index and current branch are never touched."""
     row = store.get(session_id)
     repo = Path(row.repo)
     current = load_settings(repo)
@@ -74,9 +98,15 @@ def branch_handoff(store: SQLiteEventStore, session_id: str, ws: LayeredWorkspac
                                 plan.files, digest, emit, state_now)
     message = with_trailers(written.message, current.handoff, row.id)
     out = HandOff(branch, base, plan.files, message, written.source, ignored=plan.ignored)
+    steps = step_commits(events, plan.files, current.handoff, row.id) if per_step else []
+    # Per step only when the plan splits the change: one group is the single commit.
+    out.commits = steps if len(steps) > 1 else [PlannedCommit(message, plan.files)]
     if commit:
-        out.commit = commit_plan(repo, plan, ref, message, current.handoff.author,
-                                 f"codeloop: session {row.id}")
+        made = commit_plan(repo, plan, ref, [(c.message, c.files) for c in out.commits],
+                           current.handoff.author, f"codeloop: session {row.id}")
+        for planned, made_id in zip(out.commits, made, strict=True):
+            planned.commit = made_id
+        out.commit = made[-1]
         store.append(row.id, [BranchCommitted(branch=branch, commit=out.commit, base=base,
-                                              files=plan.files)])
+                                              files=plan.files, commits=made)])
     return out
