@@ -55,6 +55,8 @@ class EditorClient:
         self.reads.append(path)
         if path == str(self.repo / "app.py"):
             return ReadTextFileResponse(content=BUFFER)
+        if path == str(self.repo / "notes.txt"):
+            return ReadTextFileResponse(content="an editor buffer\n")
         return ReadTextFileResponse(content=Path(path).read_text())
 
 
@@ -66,6 +68,10 @@ def _script(path: Path) -> Path:
          "tool_calls": [{"name": "edit_file", "arguments": {
              "path": "app.py", "old": "    return 1  # unsaved in the editor\n",
              "new": "    return 5  # unsaved in the editor\n"}}]},
+        {"text": "Notes, then a look at them.",
+         "tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt",
+                                                             "content": "session text\n"}},
+                        {"name": "read_file", "arguments": {"path": "notes.txt"}}]},
         {"tool_calls": [{"name": "finish", "arguments": {"summary": "main returns 5"}}]},
         {"tool_calls": [{"name": "finish", "arguments": {"summary": "nothing more to do"}}]},
     ]
@@ -136,8 +142,15 @@ def test_editor_runs_a_session_over_acp(repo: Path, tmp_path: Path) -> None:
     started = [u for u in client.updates if u.session_update == "tool_call"]
     assert [(u.kind, u.title) for u in started][:2] == [("read", "read_file app.py"),
                                                       ("edit", "edit_file app.py")]
+    # A file the session already wrote keeps the session's copy: the editor is not asked.
+    assert str(repo / "notes.txt") not in client.reads
+    outputs = [c.content.text for u in client.updates if u.session_update == "tool_call_update"
+               for c in (u.content or []) if c.type == "content"]
+    assert any("session text" in o for o in outputs)
+    assert not any("an editor buffer" in o for o in outputs)
     # The edit was asked for as a permission, with codeloop's answers as options.
-    assert len(client.permissions) == 1
+    assert [p[0].title for p in client.permissions] == ["edit_file app.py",
+                                                        "write_file notes.txt"]
     asked, options = client.permissions[0]
     assert asked.title == "edit_file app.py" and "return 5" in str(asked.content)
     assert options == ["allow_once", "allow_always", "reject_once"]

@@ -22,6 +22,7 @@ from codeloop.events import ApprovalGiven, ApprovalRequested, SystemNote, ToolCa
 from codeloop.policy.engine import remember_rule
 from codeloop.tools.base import ToolContext
 from codeloop.tools.edit_tools import EDIT_TOOL_TYPES, preview_diff
+from codeloop.workspace.hostfs import SafeRoot
 
 T = TypeVar("T")
 READ_TIMEOUT_S = 10.0
@@ -75,17 +76,20 @@ class EditorBridge:
                              remember_rule=rule, by="editor")
 
     def take_buffer(self, rel: str, ctx: ToolContext) -> None:
-        """On the first read of `rel`: the editor's text, if it differs from the session's
-        copy, becomes the workspace's copy (an unsaved buffer), with a note in the log."""
+        """On the first read of `rel`: the editor's text, if it differs from the file on
+        disk, becomes the workspace's copy (an unsaved buffer), with a note in the log. A file
+        the session has already changed keeps the session's copy."""
         if not self.can_read or rel in self.taken:
             return
         self.taken.add(rel)
         root = ctx.workspace.root
         try:
+            current = ctx.workspace.read(rel)
+            if current != SafeRoot(root).read_if_file(rel):
+                return
             text = self.call(self.conn.read_text_file(session_id=self.session_id,
                                                       path=str(root / rel)),
                              READ_TIMEOUT_S).content
-            current = ctx.workspace.read(rel)
         except (OSError, RequestError, CodeloopError, concurrent.futures.TimeoutError):
             return  # the editor has no such buffer or the file is new: the disk stands
         if text.encode() != current:
