@@ -140,8 +140,15 @@ def test_editor_runs_a_session_over_acp(repo: Path, tmp_path: Path) -> None:
     kinds = [u.session_update for u in client.updates]
     assert "agent_message_chunk" in kinds and "tool_call" in kinds
     started = [u for u in client.updates if u.session_update == "tool_call"]
-    assert [(u.kind, u.title) for u in started][:2] == [("read", "read_file app.py"),
-                                                      ("edit", "edit_file app.py")]
+    assert [(u.kind, u.status) for u in started][:2] == [("read", "in_progress"),
+                                                        ("edit", "pending")]
+    assert started[0].title == "read_file app.py"
+    # The edit is shown pending while it is asked about, then runs under the same id.
+    edit_id = started[1].tool_call_id
+    assert client.permissions[0][0].tool_call_id == edit_id
+    running = [u for u in client.updates if u.session_update == "tool_call_update"
+               and u.tool_call_id == edit_id and u.status == "in_progress"]
+    assert running and running[0].title == "edit_file app.py"
     # A file the session already wrote keeps the session's copy: the editor is not asked.
     assert str(repo / "notes.txt") not in client.reads
     outputs = [c.content.text for u in client.updates if u.session_update == "tool_call_update"
@@ -169,8 +176,8 @@ def test_editor_runs_a_session_over_acp(repo: Path, tmp_path: Path) -> None:
     assert loaded.modes.current_mode_id == "ask"
     said = [u.content.text for u in later.updates if u.session_update == "user_message_chunk"]
     assert said == ["Make main return 5", "Anything else?"]
-    replayed = [u.title for u in later.updates if u.session_update == "tool_call"]
-    assert replayed[:2] == ["read_file app.py", "edit_file app.py"]
+    replayed = [u.kind for u in later.updates if u.session_update == "tool_call"]
+    assert replayed[:2] == ["read", "edit"]
     store = SQLiteEventStore(tmp_path / "data" / "events.sqlite")
     assert store.get(session.session_id).task == "Make main return 5"
 

@@ -22,6 +22,7 @@ from acp.schema import (
 )
 
 from codeloop.events import (
+    ApprovalRequested,
     FileEdited,
     ModelCallFinished,
     PlanProposed,
@@ -81,6 +82,8 @@ class UpdateMapper:
         self.state = SessionState()
         self.streamed = False
         self.open_call: str | None = None
+        # Calls already shown as pending (asked about before they ran).
+        self.announced: set[str] = set()
 
     def on_delta(self, delta: StreamDelta) -> list[Update]:
         if not delta.text:
@@ -99,9 +102,20 @@ class UpdateMapper:
                 out.append(helpers.update_agent_message_text("\n\n"))
             self.streamed = False
             return out
+        if isinstance(event, ApprovalRequested):
+            # Shown before the permission request that names it, so the editor knows it.
+            self.announced.add(event.call_id)
+            summary = clean(event.summary).strip().splitlines() or [event.name]
+            return [helpers.start_tool_call(event.call_id, summary[0][:200],
+                                            kind=tool_kind(event.name), status="pending")]
         if isinstance(event, ToolCallStarted):
             self.open_call = event.call.id
-            return [self._started(event)]
+            start = self._started(event)
+            if event.call.id not in self.announced:
+                return [start]
+            return [helpers.update_tool_call(start.tool_call_id, title=start.title,
+                                             status="in_progress", locations=start.locations,
+                                             raw_input=start.raw_input)]
         if isinstance(event, ToolCallFinished):
             self.open_call = None
             text = clean(event.output if event.ok else (event.error or event.output))
