@@ -136,11 +136,10 @@ class CodeloopAgent:
         prompt continues it."""
         try:
             row = self.store.get(session_id)
+            events = self.store.read(row.id)
+            mode = str(session_settings(fold(events)).approval_mode)
         except CodeloopError as exc:
-            raise RequestError.invalid_params({"message": exc.message}) from exc
-        events = self.store.read(row.id)
-        state = fold(events)
-        mode = str(session_settings(state).approval_mode) if state.started else "ask"
+            raise RequestError.invalid_params({"message": exc.message, "hint": exc.hint}) from exc
         self.sessions[row.id] = EditorSession(Path(row.repo), mode, started=True)
         assert self.conn is not None
         for update in replay(Path(row.repo), events):
