@@ -42,6 +42,7 @@ from codeloop.events.model import (
     ModelFellBack,
     ModelRouted,
 )
+from codeloop.events.network import EgressDecided, NetworkHostAllowed
 from codeloop.events.session import (
     SessionFinished,
     SessionPaused,
@@ -97,6 +98,8 @@ KnownEvent = Annotated[
     | PlanUpdated
     | FileEdited
     | CommandRan
+    | EgressDecided
+    | NetworkHostAllowed
     | BudgetWarning
     | LoopDetected
     | Compacted
@@ -155,6 +158,7 @@ __all__ = [
     "BudgetWarning",
     "CommandRan",
     "Compacted",
+    "EgressDecided",
     "Event",
     "EventBase",
     "FileEdited",
@@ -167,6 +171,7 @@ __all__ = [
     "ModelCallStarted",
     "ModelFellBack",
     "ModelRouted",
+    "NetworkHostAllowed",
     "PlanProposed",
     "PlanStep",
     "PlanStepChange",
