@@ -138,8 +138,7 @@ class EgressProxy:
             return [], problem
         entry = self.allow.match(host, port)
         if entry is None:
-            other = "" if not self.allow.allows(host, 443) and not self.allow.allows(host, 80) \
-                else f" on port {port}"
+            other = f" on port {port}" if self.allow.match(host, None) else ""
             return [], f"host is not on the allow-list{other}"
         try:
             addresses = self._resolver(host, port)

@@ -67,8 +67,10 @@ class Entry:
     port: int | None  # None: the web ports
     address: bool = False
 
-    def matches(self, host: str, port: int) -> bool:
-        if port not in ((self.port,) if self.port is not None else WEB_PORTS):
+    def matches(self, host: str, port: int | None) -> bool:
+        """Whether this entry lets `host` through on `port` (None: on any of its ports)."""
+        if port is not None and port not in ((self.port,) if self.port is not None
+                                             else WEB_PORTS):
             return False
         if self.address:
             return ip_literal(host) == self.host
@@ -118,7 +120,7 @@ class AllowList:
     def texts(self) -> list[str]:
         return [e.text for e in self._entries]
 
-    def match(self, host: str, port: int) -> Entry | None:
+    def match(self, host: str, port: int | None) -> Entry | None:
         return next((e for e in self._entries if e.matches(host, port)), None)
 
     def allows(self, host: str, port: int = 443) -> bool:
