@@ -12,8 +12,16 @@ from pathlib import Path
 import pytest
 
 from codeloop.config import NetworkSettings, Settings
-from codeloop.events import EgressDecided, NetworkHostAllowed, ToolCallFinished
+from codeloop.events import (
+    ApprovalGiven,
+    ApprovalRequested,
+    EgressDecided,
+    NetworkHostAllowed,
+    ToolCallData,
+    ToolCallFinished,
+)
 from codeloop.sandbox.probe import Capabilities
+from codeloop.session.setup import RuntimeParts, network_for
 from codeloop.session.store import SQLiteEventStore
 from tests.security.local_index import GREETING, local_index
 from tests.session.helpers import call, make_repo, new_session, scripted, turn
@@ -95,3 +103,42 @@ def test_request_network_is_denied_in_full_auto(tmp_path: Path, caps: Capabiliti
     result = _events(store, sid, ToolCallFinished)[0]
     assert not result.ok and "full-auto" in (result.error or "")
     assert _events(store, sid, NetworkHostAllowed) == []
+
+
+def test_in_ask_mode_the_user_allows_a_new_host_and_private_addresses_stay_refused(
+        tmp_path: Path, caps: Capabilities) -> None:
+    asked: list[str] = []
+
+    def approver(req: ApprovalRequested, call_: ToolCallData) -> ApprovalGiven:
+        asked.append(req.summary)
+        return ApprovalGiven(call_id=call_.id, approved=True, digest=req.digest)
+
+    with local_index(tmp_path) as index:
+        if not Path(SYSTEM_PYTHON).exists():
+            pytest.skip(f"CANNOT EXERCISE: the egress forwarder needs {SYSTEM_PYTHON}")
+        cfg = Settings(sandbox=True, verify_on_finish=False, approval_mode="ask",
+                       network=NetworkSettings(enabled=True))
+        fetch = f"curl -sS -m 10 http://localhost:{index.port}/simple/"
+        script = [turn(call("run", command=fetch)),
+                  turn(call("request_network", host=f"localhost:{index.port}",
+                            reason="the package index")),
+                  turn(call("run", command=fetch)), turn(call("finish", summary="done"))]
+        store, runner = new_session(tmp_path, make_repo(tmp_path), scripted(script), cfg,
+                                    RuntimeParts(approver=approver))
+        runner.run()
+    sid = runner.session_id
+    assert f"let commands reach localhost:{index.port}: the package index" in asked
+    first, granted, second = _events(store, sid, ToolCallFinished)[:3]
+    assert not first.ok and "not on the allow-list" in first.output
+    assert granted.ok and "allowed for the rest of this session" in granted.output
+    assert [e.entry for e in _events(store, sid, NetworkHostAllowed)] == [
+        f"localhost:{index.port}"]
+    reasons = [d.reason for d in _events(store, sid, EgressDecided)]
+    assert "host is not on the allow-list" in reasons[0]
+    # Allowed now, yet a name that resolves to loopback never reaches it (DNS rebinding).
+    assert reasons[1] == "resolves to a private or special address"
+    assert "private or special address" in second.output and index.paths == []
+    # A resumed session keeps what the user allowed.
+    network = network_for(store, sid, cfg)
+    assert network is not None and f"localhost:{index.port}" in network.allowed
+    network.close()
