@@ -65,6 +65,9 @@ def test_pip_install_from_an_allowed_local_index_succeeds(
     assert any(p.endswith(".whl") for p in index.paths)  # the wheel came from the index
     decided = _events(store, sid, EgressDecided)
     assert decided and all(d.allowed and d.host == "127.0.0.1" for d in decided)
+    started = store.read(sid)[0].event
+    assert "through a proxy (HTTP_PROXY" in started.system_prompt  # type: ignore[union-attr]
+    assert f": 127.0.0.1:{index.port}." in started.system_prompt  # type: ignore[union-attr]
 
 
 def test_pip_install_from_a_host_not_allowed_is_refused_with_a_reason(
@@ -93,8 +96,9 @@ def test_without_network_config_commands_have_no_network(
     ran = _events(store, runner.session_id, ToolCallFinished)[0]
     assert not ran.ok and index.paths == []
     assert _events(store, runner.session_id, EgressDecided) == []
-    assert "request_network" not in [t["name"] for t in
-                                     store.read(runner.session_id)[0].event.tools]  # type: ignore[union-attr]
+    started = store.read(runner.session_id)[0].event
+    assert "request_network" not in [t["name"] for t in started.tools]  # type: ignore[union-attr]
+    assert "# Network" not in started.system_prompt  # type: ignore[union-attr]
 
 
 def test_request_network_is_denied_in_full_auto(tmp_path: Path, caps: Capabilities) -> None:
@@ -118,7 +122,7 @@ def test_in_ask_mode_the_user_allows_a_new_host_and_private_addresses_stay_refus
             pytest.skip(f"CANNOT EXERCISE: the egress forwarder needs {SYSTEM_PYTHON}")
         cfg = Settings(sandbox=True, verify_on_finish=False, approval_mode="ask",
                        network=NetworkSettings(enabled=True))
-        fetch = f"curl -sS -m 10 http://localhost:{index.port}/simple/"
+        fetch = f"curl -fsS -m 10 http://localhost:{index.port}/simple/"
         script = [turn(call("run", command=fetch)),
                   turn(call("request_network", host=f"localhost:{index.port}",
                             reason="the package index")),

@@ -109,7 +109,8 @@ def start_session(
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or new_session_id()
-    prompt = system_prompt(instructions_for(repo), session_redactor(settings))
+    prompt = system_prompt(instructions_for(repo), session_redactor(settings),
+                           settings.network.allow if settings.network.on else None)
     store.create(sid, owner=owner)
     store.append(sid, [SessionStarted(
         task=task, repo=str(repo), model=model_name, config=public_settings(settings),
