@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from codeloop.cli.render import LiveRenderer
 from codeloop.config import ignored_project_keys, load_settings
+from codeloop.events import EgressDecided, NetworkHostAllowed, StoredEvent
+from codeloop.policy.engine import PolicyEngine
 from codeloop.sandbox.egress_rules import AllowList, BadEntry, parse_entry
 
 pytestmark = pytest.mark.security
@@ -42,3 +47,27 @@ def test_an_untrusted_repository_cannot_open_the_network(tmp_path: Path) -> None
     settings = load_settings(repo, env=env, user_file=user)
     assert settings.network.allow == ["pypi.org"]
     assert "network" in ignored_project_keys(repo, env=env, user_file=user)
+
+
+def test_the_timeline_shows_refusals_and_grants_with_escapes_visible() -> None:
+    out = io.StringIO()
+    renderer = LiveRenderer(Console(file=out, width=200, force_terminal=False))
+    events = [EgressDecided(method="CONNECT", host="evil.test", port=443, allowed=False,
+                            reason="host is not on the allow-list"),
+              EgressDecided(method="GET", host="ok.test", port=80, allowed=True, reason="x"),
+              NetworkHostAllowed(entry="docs.python.org\x1b[2J", reason="docs")]
+    for seq, event in enumerate(events, 1):
+        renderer.on_event(StoredEvent("s", seq, event))
+    text = out.getvalue()
+    assert "network refused CONNECT evil.test:443: host is not on the allow-list" in text
+    assert "ok.test" not in text  # allowed requests stay in the log only
+    assert "\x1b" not in text and "docs.python.org" in text
+
+
+@pytest.mark.parametrize("mode", ["ask", "auto-edit", "full-auto"])
+def test_only_a_person_grants_a_host(tmp_path: Path, mode: str) -> None:
+    engine = PolicyEngine.from_config({"approval_mode": mode,
+                                       "permissions": {"allow": ["request_network"]}})
+    decision = engine.decide("request_network", "network", {"host": "x.org", "reason": "r"},
+                             False, tmp_path, "s")
+    assert decision.action == ("deny" if mode == "full-auto" else "ask"), decision
