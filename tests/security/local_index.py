@@ -1,10 +1,14 @@
-"""A package index on 127.0.0.1 (PEP 503 "simple" pages) serving one tiny wheel built here."""
+"""A package index on 127.0.0.1 serving one tiny package built here: as a wheel under PEP 503
+"simple" pages (pip), and as a tarball under an npm registry document (npm)."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import http.server
+import io
+import json
+import tarfile
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -38,6 +42,30 @@ def build_wheel(directory: Path) -> Path:
     return wheel
 
 
+def build_tarball() -> bytes:
+    """An npm package tarball of `tinypkg` (package.json and index.js under package/)."""
+    files = {"package/package.json": json.dumps({"name": NAME, "version": "0.1.0",
+                                                  "main": "index.js"}),
+             "package/index.js": f"module.exports = {{ greeting: {GREETING!r} }};\n"}
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _npm_document(port: int, tarball: bytes) -> bytes:
+    integrity = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
+    version = {"name": NAME, "version": "0.1.0", "dist": {
+        "tarball": f"http://127.0.0.1:{port}/{NAME}/-/{NAME}-0.1.0.tgz",
+        "shasum": hashlib.sha1(tarball).hexdigest(), "integrity": integrity}}
+    return json.dumps({"name": NAME, "dist-tags": {"latest": "0.1.0"},
+                       "versions": {"0.1.0": version}}).encode()
+
+
 @dataclass
 class Index:
     port: int
@@ -46,6 +74,10 @@ class Index:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/simple"
+
+    @property
+    def npm_registry(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
 
 
 @contextmanager
@@ -60,6 +92,7 @@ def local_index(directory: Path) -> Iterator[Index]:
         f"/files/{wheel.name}": data,
     }
     index = Index(0)
+    tarball = build_tarball()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -67,8 +100,10 @@ def local_index(directory: Path) -> Iterator[Index]:
             body = pages.get(self.path)
             self.send_response(200 if body is not None else 404)
             body = body if body is not None else b"not found"
-            self.send_header("Content-Type", "application/octet-stream"
-                             if self.path.endswith(".whl") else "text/html")
+            kind = "text/html" if self.path.startswith("/simple/") else "application/json"
+            if self.path.endswith((".whl", ".tgz")):
+                kind = "application/octet-stream"
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -78,6 +113,8 @@ def local_index(directory: Path) -> Iterator[Index]:
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     index.port = int(server.server_address[1])
+    pages[f"/{NAME}"] = _npm_document(index.port, tarball)
+    pages[f"/{NAME}/-/{NAME}-0.1.0.tgz"] = tarball
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield index

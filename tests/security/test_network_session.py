@@ -7,6 +7,7 @@ reads why.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,18 @@ def test_in_ask_mode_the_user_allows_a_new_host_and_private_addresses_stay_refus
     network = network_for(store, sid, cfg)
     assert network is not None and f"localhost:{index.port}" in network.allowed
     network.close()
+
+
+def test_npm_install_from_an_allowed_local_registry_succeeds(
+        tmp_path: Path, caps: Capabilities) -> None:
+    if shutil.which("npm") is None or not Path("/usr/bin/npm").exists():
+        pytest.skip("CANNOT EXERCISE: npm is not installed under /usr")
+    npm = ("npm install --no-audit --no-fund --no-update-notifier --no-package-lock "
+           "--registry {registry} tinypkg && node -e \"console.log(require('tinypkg').greeting)\"")
+    with local_index(tmp_path) as index:
+        store, sid = _session(tmp_path, [f"127.0.0.1:{index.port}"],
+                              call("run", command=npm.format(registry=index.npm_registry)))
+    ran = _events(store, sid, ToolCallFinished)[0]
+    assert ran.ok, ran.output
+    assert GREETING in ran.output
+    assert any(p.endswith(".tgz") for p in index.paths)
