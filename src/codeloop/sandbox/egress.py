@@ -28,6 +28,9 @@ __all__ = ["EgressProxy", "EgressRecord", "forbidden_address"]
 Resolver = Callable[[str, int], list[str]]
 _MAX_HEAD = 16_384
 _TIMEOUT_S = 15
+# A plain HTTP answer that stalls this long ends the relay.
+_IDLE_S = 120
+_MAX_CONNECTIONS = 128
 # The client's first bytes come from inside the sandbox, over loopback: no long wait.
 _HELLO_WAIT_S = 3
 
@@ -76,6 +79,7 @@ class EgressProxy:
         self._is_forbidden = is_forbidden
         self._on_request = on_request
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
         self._server: socket.socket | None = None
 
     def __enter__(self) -> EgressProxy:
@@ -117,6 +121,14 @@ class EgressProxy:
                 client, _ = server.accept()
             except OSError:
                 return
+            # A thread per connection, but a bounded number: a sandboxed command must not
+            # exhaust the host's threads.
+            if not self._slots.acquire(blocking=False):
+                with contextlib.suppress(OSError):
+                    client.sendall(b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"
+                                   b"Content-Length: 0\r\n\r\n")
+                client.close()
+                continue
             threading.Thread(target=self._handle, args=(client,), daemon=True).start()
 
     def _record(self, method: str, host: str, port: int, allowed: bool, reason: str) -> None:
@@ -160,49 +172,55 @@ class EgressProxy:
             addresses, reason = self.decide(host, port)
             if not addresses:
                 raise Refused(reason, host, port)
-            if method == "CONNECT":
-                self._tunnel(client, request, addresses)
-            else:
-                self._forward(client, request, addresses)
+            upstream = _connect(addresses, port)
+            with upstream:
+                if method == "CONNECT":
+                    self._tunnel(client, upstream, request, reason)
+                else:
+                    self._forward(client, upstream, request, reason)
         except Refused as refused:
             host, port = refused.host or host, refused.port or port
             self._record(method, host, port, False, refused.reason)
             _send_refusal(client, refused, refusal_text(host, port, refused.reason))
-        except (OSError, ValueError) as exc:
+        except OSError as exc:  # only before anything was relayed: the upstream is unreachable
             with contextlib.suppress(OSError):
-                client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n"
-                               + str(exc).encode()[:200])
+                text = f"codeloop egress proxy: cannot reach {host}:{port}: {exc}\n".encode()
+                client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n"
+                               b"Content-Length: %d\r\n\r\n%s" % (len(text), text))
         finally:
             client.close()
+            self._slots.release()
 
-    def _tunnel(self, client: socket.socket, request: Request, addresses: list[str]) -> None:
+    def _tunnel(self, client: socket.socket, upstream: socket.socket, request: Request,
+                reason: str) -> None:
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         # The client's first bytes must not name another server in TLS (SNI) than the one
         # asked for: one IP (a CDN) serves many names, and the name picks the site.
-        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         start = _read_hello(client, request.tunnel_start)
         named = client_hello_name(start)
         if named is not None and named.lower().rstrip(".") != request.host.rstrip("."):
             raise _Closed(f"TLS names {named[:80]!r}, not {request.host}", request.host,
                           request.port)
-        upstream = _connect(addresses, request.port)
-        self._record("CONNECT", request.host, request.port, True, "allowed")
-        if start:
-            upstream.sendall(start)
-        pipe(client, upstream)
+        self._record("CONNECT", request.host, request.port, True, reason)
+        with contextlib.suppress(OSError):
+            if start:
+                upstream.sendall(start)
+            pipe(client, upstream)
 
-    def _forward(self, client: socket.socket, request: Request, addresses: list[str]) -> None:
-        upstream = _connect(addresses, request.port)
-        self._record(request.method, request.host, request.port, True, "allowed")
-        body = request.body
-        client.settimeout(_TIMEOUT_S)
-        while len(body) < request.body_length:
-            chunk = client.recv(min(65536, request.body_length - len(body)))
-            if not chunk:
-                break
-            body += chunk
-        upstream.sendall(request.upstream_head + body)
-        # Only the answer flows back; anything more the client sends is not relayed.
-        with upstream:
+    def _forward(self, client: socket.socket, upstream: socket.socket, request: Request,
+                 reason: str) -> None:
+        self._record(request.method, request.host, request.port, True, reason)
+        with contextlib.suppress(OSError):
+            body = request.body
+            client.settimeout(_TIMEOUT_S)
+            while len(body) < request.body_length:
+                chunk = client.recv(min(65536, request.body_length - len(body)))
+                if not chunk:
+                    break
+                body += chunk
+            upstream.sendall(request.upstream_head + body)
+            # Only the answer flows back; anything more the client sends is not relayed.
+            upstream.settimeout(_IDLE_S)
             while chunk := upstream.recv(65536):
                 client.sendall(chunk)
 
@@ -222,6 +240,7 @@ def _send_refusal(client: socket.socket, refused: Refused, text: str) -> None:
 
 
 def _connect(addresses: list[str], port: int) -> socket.socket:
+    """A connection to the first of the checked `addresses` that answers."""
     error: OSError | None = None
     for address in addresses:
         try:
