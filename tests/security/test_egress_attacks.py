@@ -192,12 +192,17 @@ def test_dns_rebinding_connects_only_to_the_checked_address(
     assert servers["private"].received == []
 
 
+@pytest.mark.parametrize("later", [False, True])
 def test_a_second_request_cannot_ride_on_an_allowed_connection(
-        proxy: EgressProxy, servers: dict[str, Server]) -> None:
+        proxy: EgressProxy, servers: dict[str, Server], later: bool) -> None:
+    """Pipelined with the first, or sent once the first is answered (keep-alive)."""
     port = servers["public"].port
     first = f"GET http://allowed.test:{port}/one HTTP/1.1\r\nHost: allowed.test:{port}\r\n\r\n"
     second = "GET http://evil.test/two HTTP/1.1\r\nHost: evil.test\r\n\r\n"
-    _send(proxy, (first + second).encode())
+    if later:
+        _send(proxy, first.encode(), second.encode())
+    else:
+        _send(proxy, (first + second).encode())
     seen = servers["public"].seen()
     assert b"/one" in seen and b"/two" not in seen and b"evil.test" not in seen
     assert b"Connection: close" in seen
