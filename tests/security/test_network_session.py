@@ -22,6 +22,8 @@ from codeloop.events import (
     ToolCallFinished,
 )
 from codeloop.sandbox.probe import Capabilities
+from codeloop.session.cleanup import end_run
+from codeloop.session.network import NETWORK
 from codeloop.session.setup import RuntimeParts, network_for
 from codeloop.session.store import SQLiteEventStore
 from tests.security.local_index import GREETING, local_index
@@ -48,6 +50,9 @@ def _session(tmp_path: Path, allow: list[str], *calls: dict[str, object],
     script = [turn(c) for c in calls] + [turn(call("finish", summary="done"))]
     store, runner = new_session(tmp_path, make_repo(tmp_path), scripted(script), cfg)
     runner.run()
+    network = runner.ctx.services[NETWORK]
+    end_run(runner.ctx)  # as the CLI and the server do: the proxy stops with the run
+    assert not network.proxy.socket_path.exists() and not network.directory.exists()
     return store, runner.session_id
 
 
