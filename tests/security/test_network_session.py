@@ -167,3 +167,14 @@ def test_npm_install_from_an_allowed_local_registry_succeeds(
     assert ran.ok, ran.output
     assert GREETING in ran.output
     assert any(p.endswith(".tgz") for p in index.paths)
+
+
+def test_without_the_sandbox_there_is_no_proxy_and_no_promise_of_one(tmp_path: Path) -> None:
+    cfg = Settings(sandbox=False, verify_on_finish=False,
+                   network=NetworkSettings(allow=["pypi.org"]))
+    store, runner = new_session(tmp_path, make_repo(tmp_path),
+                                scripted([turn(call("finish", summary="x"))]), cfg)
+    started = store.read(runner.session_id)[0].event
+    assert NETWORK not in runner.ctx.services
+    assert "request_network" not in [t["name"] for t in started.tools]  # type: ignore[union-attr]
+    assert "# Network" not in started.system_prompt  # type: ignore[union-attr]

@@ -13,11 +13,12 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.config import NetworkSettings
+from codeloop.config import NetworkSettings, Settings
 from codeloop.events import EgressDecided
 from codeloop.sandbox.egress import EgressProxy, EgressRecord
 from codeloop.sandbox.egress_rules import AllowList, Entry
 from codeloop.sandbox.environment import host_tmp
+from codeloop.sandbox.factory import choose_backend
 from codeloop.sandbox.upper import remove_tree
 
 # The ToolContext service under which tools find the session's network.
@@ -77,6 +78,8 @@ def refusal_note(records: Sequence[EgressRecord], allowed: Sequence[str]) -> str
     return "\n".join(lines)
 
 
-def session_network(settings: NetworkSettings, added: Sequence[str] = ()) -> SessionNetwork | None:
-    """The session's network when the config turns it on, else None (no network at all)."""
-    return SessionNetwork(settings, added) if settings.on else None
+def network_active(settings: Settings) -> bool:
+    """Whether the session's commands get the proxy: the config turns the network on and
+    they run under bwrap (Docker sessions have none; unsandboxed ones use the host's)."""
+    return settings.network.on and settings.sandbox \
+        and choose_backend(settings.sandbox_backend) == "bwrap"

@@ -29,7 +29,7 @@ from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.control import Control
-from codeloop.session.network import NETWORK, SessionNetwork, session_network
+from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
@@ -105,12 +105,13 @@ def start_session(
     if not task.strip():
         raise CodeloopError("the task is empty", "say what you want done, in quotes")
     repo = check_repo(repo)
-    registry = registry or default_registry(network=settings.network.on)
+    network = network_active(settings)
+    registry = registry or default_registry(network=network)
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or new_session_id()
     prompt = system_prompt(instructions_for(repo), session_redactor(settings),
-                           settings.network.allow if settings.network.on else None)
+                           settings.network.allow if network else None)
     store.create(sid, owner=owner)
     store.append(sid, [SessionStarted(
         task=task, repo=str(repo), model=model_name, config=public_settings(settings),
@@ -173,12 +174,11 @@ def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings,
 def network_for(store: EventStore, session_id: str, settings: Settings) -> SessionNetwork | None:
     """The session's egress proxy when its config turns the network on and commands run
     under bwrap (the hosts the user allowed earlier in the session included)."""
-    if not settings.network.on or not settings.sandbox \
-            or choose_backend(settings.sandbox_backend) != "bwrap":
+    if not network_active(settings):
         return None
     added = [e.event.entry for e in store.read(session_id)
              if isinstance(e.event, NetworkHostAllowed)]
-    return session_network(settings.network, added)
+    return SessionNetwork(settings.network, added)
 
 
 def make_policy(settings: Settings) -> PolicyEngine:
@@ -229,7 +229,7 @@ def build_runner(
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
     return Runner(
-        store, session_id, model, registry or default_registry(network=settings.network.on),
+        store, session_id, model, registry or default_registry(network=network is not None),
         ctx, settings.budgets,
         policy=policy, approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,
