@@ -101,6 +101,8 @@ def test_without_network_config_commands_have_no_network(
         runner.run()
     ran = _events(store, runner.session_id, ToolCallFinished)[0]
     assert not ran.ok and index.paths == []
+    assert "[network] this session has no network (`pip install` reaches the network)" \
+        in ran.output
     assert _events(store, runner.session_id, EgressDecided) == []
     started = store.read(runner.session_id)[0].event
     assert "request_network" not in [t["name"] for t in started.tools]  # type: ignore[union-attr]

@@ -7,8 +7,19 @@ from dataclasses import replace
 from pydantic import Field
 
 from codeloop.events import CommandRan
+from codeloop.policy.network import network_reason
+from codeloop.policy.shell import analyse
 from codeloop.session.network import NETWORK, SessionNetwork
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
+
+
+def _offline_note(command: str) -> str:
+    """Why a failed command that looks like network access may have failed."""
+    reason = network_reason(analyse(command))
+    if reason is None:
+        return ""
+    return (f"[network] this session has no network ({reason}): the user can allow hosts "
+            "with [network] allow in their config.")
 
 
 class RunArgs(ToolArgs):
@@ -41,6 +52,8 @@ class RunTool(Tool):
             events, note = network.take_events()
             for event in events:
                 ctx.emit(event)
+        elif result.exit_code != 0 and ctx.sandbox.name != "subprocess":
+            note = _offline_note(args.command)
         if result.timed_out:
             status = f"timed out after {limits.timeout_s:g}s (process tree killed)"
         elif result.killed_reason:
