@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from codeloop.errors import ConfigError
 from codeloop.project_trust import Screened, is_trusted, screen
+from codeloop.sandbox.egress_rules import BadEntry, parse_entry
 from codeloop.workspace.hostfs import SafeRoot
 
 
@@ -100,6 +101,33 @@ def _identity(value: str) -> str:
     if match is None:
         raise ValueError(f"{value!r} is not `Name <email>`")
     return f"{match.group(1).strip()} <{match.group(2)}>"
+class NetworkSettings(BaseModel):
+    """`[network]`: what sandboxed commands may reach, only ever through the egress proxy.
+
+    Off by default (no network at all). `allow` entries are spelled as in
+    `sandbox/egress_rules.py`: `pypi.org`, `*.pythonhosted.org`, `name:port`, or an exact
+    `address:port`, the only way to a private or loopback address (a local registry)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] = Field(default_factory=list)
+    # None: on when `allow` names a host. True with an empty list: only hosts the user
+    # allows mid-session (`ask` mode) are reached.
+    enabled: bool | None = None
+
+    @field_validator("allow")
+    @classmethod
+    def _entries(cls, value: list[str]) -> list[str]:
+        for text in value:
+            try:
+                parse_entry(text)
+            except BadEntry as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def on(self) -> bool:
+        return bool(self.allow) if self.enabled is None else self.enabled
 
 
 class Settings(BaseModel):
@@ -136,6 +164,7 @@ class Settings(BaseModel):
     local: dict[str, Any] = Field(default_factory=dict)
     server: ServerSettings = Field(default_factory=ServerSettings)
     handoff: HandoffSettings = Field(default_factory=HandoffSettings)
+    network: NetworkSettings = Field(default_factory=NetworkSettings)
 
     @property
     def plans_need_approval(self) -> bool:

@@ -44,12 +44,13 @@ def index_server() -> Iterator[int]:
 
 
 @pytest.fixture
-def proxied(box: Box, tmp_path: Path, caps: Capabilities) -> Iterator[tuple[Box, EgressProxy]]:
+def proxied(box: Box, tmp_path: Path, caps: Capabilities,
+            index_server: int) -> Iterator[tuple[Box, EgressProxy]]:
     if not Path(SYSTEM_PYTHON).exists():
         pytest.skip(f"CANNOT EXERCISE: the egress forwarder needs {SYSTEM_PYTHON}")
     names = {"pkgs.test": ["127.0.0.1"], "private.test": ["10.0.0.7"]}
     proxy = EgressProxy(
-        ["pkgs.test", "private.test", "localhost"],
+        [f"pkgs.test:{index_server}", "private.test", "localhost"],
         tmp_path / "egress.sock",
         resolver=lambda host, _port: names.get(host, ["127.0.0.1"]),
         is_forbidden=lambda ip: ip != "127.0.0.1" and forbidden_address(ip),

@@ -177,6 +177,7 @@ ALLOWED: dict[str, str] = {
     "codeloop.sandbox.egress:EgressProxy.start:*.chmod": "ours: the proxy's socket in our dir",
     "codeloop.sandbox.egress:EgressProxy.close:*.unlink": "ours: the proxy's socket in our dir",
     "codeloop.sandbox.egress_forwarder:main:os.execv": "host: the system python in the sandbox",
+    "codeloop.session.network:SessionNetwork.__init__:tempfile.mkdtemp": "ours: the private dir of the session's proxy socket",
     "codeloop.sandbox.probe:_run:subprocess.run": "host: bwrap probes",
     "codeloop.index.ripgrep:_version:*.is_file": "host: an rg candidate in codeloop's own environment or on PATH",
     "codeloop.index.ripgrep:_version:os.access": "host: an rg candidate in codeloop's own environment or on PATH",

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from codeloop.cli.doctor_network import network_report, print_network
 from codeloop.cli.doctor_project import print_project, project_report
 from codeloop.cli.options import repo_option
 from codeloop.cli.safe_text import shown, terminal_console
@@ -57,7 +58,8 @@ def _print(caps: Capabilities, console: Console) -> None:
     if caps.isolation_available:
         memory = caps.cgroup_plan.mechanism if caps.cgroup_plan else "RSS polling"
         console.print(
-            "[green]in force:[/] bwrap per command (all namespaces, no network), seccomp "
+            "[green]in force:[/] bwrap per command (all namespaces, its own network: none, or "
+            "the egress proxy), seccomp "
             "deny-list, no capabilities, rlimits, whole-command memory limit by "
             f"{memory}, minimal read-only system, sized /tmp and /dev/shm"
             + (", overlay workspace" if caps.overlay.ok else ", workspace as a private copy")
@@ -77,14 +79,16 @@ def doctor(
     """Probe the sandbox capabilities of this machine and show what is in force and which grep."""
     caps = probe()
     project = project_report(repo) if repo is not None else None
+    network = network_report(caps, repo)
     if json_out:
         reachable, detail = docker_reachable()
         data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}, "grep": _grep(),
-                **({"project": project} if project is not None else {})}
+                "network": network, **({"project": project} if project is not None else {})}
         typer.echo(json.dumps(data, indent=2))
         return
     console = terminal_console()
     _print(caps, console)
+    print_network(network, console)
     if project is not None:
         print_project(project, console)
 

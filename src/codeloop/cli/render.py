@@ -160,6 +160,13 @@ class LiveRenderer:
             c.print(f"[yellow]note:[/] {markup_safe(data['text'])}")
         elif kind in ("budget_warning", "loop_detected"):
             c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {markup_safe(short(data, 200))}")
+        elif kind == "egress_decided" and not data["allowed"]:
+            c.print(Text.assemble(("network refused ", "yellow"),
+                                  shown(f"{data['method']} {data['host']}:{data['port']}",
+                                        one_line=True), ": ", shown(data["reason"], "dim")))
+        elif kind == "network_host_allowed":
+            c.print(Text.assemble(("network: ", "cyan"), shown(data["entry"], one_line=True),
+                                  " allowed for the rest of the session"))
         elif kind == "policy_decided" and data["decision"] != "allow":
             c.print(f"[yellow]policy {data['decision']}[/]: {markup_safe(data['reason'])}")
         elif kind == "model_routed":

@@ -43,6 +43,7 @@ from codeloop.events.model import (
     ModelFellBack,
     ModelRouted,
 )
+from codeloop.events.network import EgressDecided, NetworkHostAllowed
 from codeloop.events.session import (
     SessionFinished,
     SessionPaused,
@@ -98,6 +99,8 @@ KnownEvent = Annotated[
     | PlanUpdated
     | FileEdited
     | CommandRan
+    | EgressDecided
+    | NetworkHostAllowed
     | BudgetWarning
     | LoopDetected
     | Compacted
@@ -161,6 +164,7 @@ __all__ = [
     "CommandRan",
     "CommitMessageWritten",
     "Compacted",
+    "EgressDecided",
     "Event",
     "EventBase",
     "FileEdited",
@@ -173,6 +177,7 @@ __all__ = [
     "ModelCallStarted",
     "ModelFellBack",
     "ModelRouted",
+    "NetworkHostAllowed",
     "PlanProposed",
     "PlanStep",
     "PlanStepChange",

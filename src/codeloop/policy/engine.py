@@ -50,6 +50,8 @@ _SECRET_FILES = pathspec.GitIgnoreSpec.from_lines([
     "*.secrets", "*.kdbx",
 ])
 _APPROVAL_DOMAIN = "codeloop-approval-v1\n"
+# Tools that only a person's approval runs: no mode, allow rule or hook lets them through.
+HUMAN_ONLY_TOOLS = frozenset({"request_network"})
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,11 @@ class PolicyEngine:
                             guard=self.hook_guard)
         if verdict.action == "deny":
             return Decision("deny", verdict.hook, verdict.reason, "hook")
+        if name in HUMAN_ONLY_TOOLS:
+            if self.mode == "full-auto":
+                return Decision("deny", "", "full-auto mode asks nobody: another host is "
+                                "added to [network] allow in the user's config", "mode")
+            return Decision("ask", "", "only a person can widen the session's network", "mode")
         if verdict.action == "ask":
             return Decision("ask", verdict.hook, verdict.reason, "hook")
         # A hook's allow stands in for the mode default and the allow rules only: ask rules,

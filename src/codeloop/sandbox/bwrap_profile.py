@@ -208,7 +208,9 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     env = dict(profile.env)
     if profile.egress_socket is not None:
         proxy = f"http://127.0.0.1:{EGRESS_PORT}"
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        # Both spellings (curl reads only the lower-case http_proxy), and npm's own.
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
+                     "npm_config_proxy", "npm_config_https_proxy"):
             env[name] = proxy
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]

@@ -28,6 +28,8 @@ def describe(name: str, args: dict[str, Any]) -> str:
     """One line saying what a call would do, for the person asked to approve it."""
     if name == "run":
         return f"run: {args.get('command', '')}"
+    if name == "request_network":
+        return f"let commands reach {args.get('host', '')}: {args.get('reason', '')}"
     if "path" in args:
         return f"{name}: {args['path']}"
     return f"{name}: {args}"

@@ -1,10 +1,12 @@
-"""What a session leaves behind once it is done with its workspace: the view's own index."""
+"""What a session leaves behind once it is done with its workspace: the view's own index, its
+egress proxy."""
 
 from __future__ import annotations
 
 import os
 
 from codeloop.index.registry import discard_index
+from codeloop.session.network import NETWORK, SessionNetwork
 from codeloop.tools.base import ToolContext
 from codeloop.workspace.base import Workspace
 
@@ -17,7 +19,11 @@ def drop_view_index(workspace: Workspace) -> None:
 
 
 def end_run(ctx: ToolContext) -> None:
-    """A runner has stopped (finished, paused or failed): release its view's index. A later
-    resume seeds a new one from the repository's index and re-parses only what differs."""
+    """A runner has stopped (finished, paused or failed): release its view's index and stop
+    its egress proxy. A later resume seeds a new index from the repository's and re-parses
+    only what differs, and starts a new proxy."""
     ctx.services.pop("index", None)
+    network = ctx.services.pop(NETWORK, None)
+    if isinstance(network, SessionNetwork):
+        network.close()
     drop_view_index(ctx.workspace)

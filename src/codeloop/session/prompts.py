@@ -21,8 +21,8 @@ Work the task to completion through the tools you are given:
 - Explore before you edit: list files, grep, read the relevant code.
 - For a non-trivial task, first call propose_plan; report progress with update_plan.
 - Make the smallest change that solves the task; keep the project's style.
-- Edits are made with the edit tools; commands run in a sandbox without network access,
-  from the repository root.
+- Edits are made with the edit tools; commands run in a sandbox from the repository root,
+  without network access unless the user allowed hosts (below).
 - Verify: run the relevant tests. Do not claim success you have not seen.
 - When done, call finish with a short summary of what you changed and how you verified it.
 Your changes are shown to a human as a diff for approval; they do not touch the user's
@@ -49,9 +49,17 @@ class SystemPrompt:
     sources: list[InstructionSource]
 
 
+NETWORK_NOTE = """# Network
+Commands reach these hosts, and only these, through a proxy (HTTP_PROXY and HTTPS_PROXY are
+set; pip and npm use them): {hosts}. A refused request is listed after the command's
+output; if the task needs another host, call request_network and the user decides."""
+
+
 def system_prompt(instructions: Sequence[InstructionText] = (),
-                  redactor: Redactor | None = None) -> SystemPrompt:
-    """The base prompt, then the user's instructions, then the repository's, fenced."""
+                  redactor: Redactor | None = None,
+                  network: Sequence[str] | None = None) -> SystemPrompt:
+    """The base prompt, the network the user allowed (None: none), then the user's
+    instructions, then the repository's, fenced."""
     redactor = redactor or Redactor()
     user: list[str] = []
     repository: list[str] = []
@@ -69,7 +77,10 @@ def system_prompt(instructions: Sequence[InstructionText] = (),
                                          what="REPOSITORY TEXT", source=item.source) + note)
         sources.append(InstructionSource(source=item.source, trusted=False, flags=seen.flags,
                                          redacted=count))
-    parts = [BASE_PROMPT, *user]
+    parts = [BASE_PROMPT]
+    if network is not None:
+        parts.append(NETWORK_NOTE.format(hosts=", ".join(network) or "none yet"))
+    parts += user
     if repository:
         parts.append("\n\n".join([REPOSITORY_HEADER, *repository]))
     return SystemPrompt("\n\n".join(parts), sources)

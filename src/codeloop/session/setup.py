@@ -12,7 +12,7 @@ from codeloop.config import Settings, data_dir
 from codeloop.context.budget import repo_map_tokens
 from codeloop.context.session_map import session_repo_map
 from codeloop.errors import CodeloopError, ConfigError
-from codeloop.events import SessionStarted
+from codeloop.events import NetworkHostAllowed, SessionStarted
 from codeloop.llm.router import Router
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import (
@@ -29,6 +29,7 @@ from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.control import Control
+from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
@@ -104,11 +105,13 @@ def start_session(
     if not task.strip():
         raise CodeloopError("the task is empty", "say what you want done, in quotes")
     repo = check_repo(repo)
-    registry = registry or default_registry()
+    network = network_active(settings)
+    registry = registry or default_registry(network=network)
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or new_session_id()
-    prompt = system_prompt(instructions_for(repo), session_redactor(settings))
+    prompt = system_prompt(instructions_for(repo), session_redactor(settings),
+                           settings.network.allow if network else None)
     store.create(sid, owner=owner)
     store.append(sid, [SessionStarted(
         task=task, repo=str(repo), model=model_name, config=public_settings(settings),
@@ -138,13 +141,15 @@ def project_python(repo: Path, settings: Settings) -> ProjectPython | None:
 def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings,
                                toolchain: Toolchain | None = None,
                                python: ProjectPython | None = None,
+                               network: SessionNetwork | None = None,
                                ) -> tuple[LayeredWorkspace, Sandbox]:
     """The session's workspace and the sandbox its commands run in, paired safely.
 
     Without a sandbox, commands run as host processes that may write files in place, so the
     workspace must be a private copy rather than hard links to the user's files. A
     `toolchain` (e.g. a task's virtualenv), or else the project's interpreter (`python`), is
-    made visible to and found first by commands.
+    made visible to and found first by commands. `network`'s proxy is the bwrap sandbox's
+    only way out; without it (and under Docker) commands have no network.
     """
     sandbox: Sandbox
     if settings.sandbox and choose_backend(settings.sandbox_backend) == "docker":
@@ -156,13 +161,24 @@ def open_workspace_and_sandbox(repo: Path, state: Path, settings: Settings,
         if toolchain is None and python is not None:
             toolchain = project_toolchain(python, repo, workspace.path)
         sandbox = make_sandbox(False, workspace, ro_binds=toolchain.ro_binds if toolchain else (),
-                               links=toolchain.links if toolchain else None)
+                               links=toolchain.links if toolchain else None,
+                               egress=network.proxy if network else None)
     else:
         workspace = open_workspace(repo, state / "workspace", prefer="copy")
         if toolchain is None and python is not None:
             toolchain = project_toolchain(python, repo, None)
         sandbox = make_sandbox(True, workspace)
     return workspace, ToolchainSandbox(sandbox, toolchain) if toolchain else sandbox
+
+
+def network_for(store: EventStore, session_id: str, settings: Settings) -> SessionNetwork | None:
+    """The session's egress proxy when its config turns the network on and commands run
+    under bwrap (the hosts the user allowed earlier in the session included)."""
+    if not network_active(settings):
+        return None
+    added = [e.event.entry for e in store.read(session_id)
+             if isinstance(e.event, NetworkHostAllowed)]
+    return SessionNetwork(settings.network, added)
 
 
 def make_policy(settings: Settings) -> PolicyEngine:
@@ -200,18 +216,21 @@ def build_runner(
     every call goes to `model` and compaction summaries to `summariser`)."""
     parts = parts or RuntimeParts()
     python = project_python(repo, settings) if parts.toolchain is None else None
+    network = network_for(store, session_id, settings)
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
-                                                    settings, parts.toolchain, python)
+                                                    settings, parts.toolchain, python, network)
     limits = Limits(timeout_s=settings.budgets.command_timeout_s)
     policy = parts.policy or make_policy(settings)
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits,
                       services={"verify_config": settings.verify, PROJECT_PYTHON: python,
-                                READ_DENIED: read_denied_check(policy, workspace.path)})
+                                READ_DENIED: read_denied_check(policy, workspace.path),
+                                **({NETWORK: network} if network else {})})
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
     return Runner(
-        store, session_id, model, registry or default_registry(), ctx, settings.budgets,
+        store, session_id, model, registry or default_registry(network=network is not None),
+        ctx, settings.budgets,
         policy=policy, approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,

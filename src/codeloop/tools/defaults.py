@@ -7,6 +7,7 @@ from codeloop.tools.edit_tools import ApplyPatch, EditFile, WriteFile
 from codeloop.tools.files import ListFilesTool, ReadFileTool
 from codeloop.tools.finish import FinishTool
 from codeloop.tools.grep import GrepTool
+from codeloop.tools.network_tools import RequestNetwork
 from codeloop.tools.plan_tools import ProposePlan, UpdatePlan
 from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.run import RunTool
@@ -14,11 +15,14 @@ from codeloop.tools.search_tools import SEARCH_TOOLS
 from codeloop.tools.verify_tools import RunChecks, RunTests
 
 
-def default_tools() -> list[Tool]:
+def default_tools(network: bool = False) -> list[Tool]:
+    """The built-in tools; `network`: the session's config turns its network on, so the
+    model may ask for another host."""
     return [ReadFileTool(), ListFilesTool(), GrepTool(), *(t() for t in SEARCH_TOOLS),
             EditFile(), WriteFile(), ApplyPatch(), RunTool(), RunTests(), RunChecks(),
+            *([RequestNetwork()] if network else []),
             ProposePlan(), UpdatePlan(), FinishTool()]
 
 
-def default_registry() -> ToolRegistry:
-    return ToolRegistry(default_tools())
+def default_registry(network: bool = False) -> ToolRegistry:
+    return ToolRegistry(default_tools(network))

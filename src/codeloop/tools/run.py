@@ -7,7 +7,19 @@ from dataclasses import replace
 from pydantic import Field
 
 from codeloop.events import CommandRan
+from codeloop.policy.network import network_reason
+from codeloop.policy.shell import analyse
+from codeloop.session.network import NETWORK, SessionNetwork
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
+
+
+def _offline_note(command: str) -> str:
+    """Why a failed command that looks like network access may have failed."""
+    reason = network_reason(analyse(command))
+    if reason is None:
+        return ""
+    return (f"[network] this session has no network ({reason}): the user can allow hosts "
+            "with [network] allow in their config.")
 
 
 class RunArgs(ToolArgs):
@@ -18,8 +30,10 @@ class RunArgs(ToolArgs):
 class RunTool(Tool):
     name = "run"
     description = (
-        "Run a shell command in the sandbox from the repository root (no network). Returns the "
-        "exit code and output; long output keeps its head and tail."
+        "Run a shell command in the sandbox from the repository root. No network, unless the "
+        "user allowed hosts: then only those, through a proxy (HTTP(S)_PROXY are set), and "
+        "refused requests are listed after the output. Returns the exit code and output; "
+        "long output keeps its head and tail."
     )
     args_model = RunArgs
     tier = "execute"
@@ -32,6 +46,14 @@ class RunTool(Tool):
         ctx.emit(CommandRan(command=args.command, exit_code=result.exit_code,
                             duration_ms=result.duration_ms, timed_out=result.timed_out,
                             killed_reason=result.killed_reason, sandbox=result.backend))
+        network = ctx.services.get(NETWORK)
+        note = ""
+        if isinstance(network, SessionNetwork):
+            events, note = network.take_events()
+            for event in events:
+                ctx.emit(event)
+        elif result.exit_code != 0 and ctx.sandbox.name != "subprocess":
+            note = _offline_note(args.command)
         if result.timed_out:
             status = f"timed out after {limits.timeout_s:g}s (process tree killed)"
         elif result.killed_reason:
@@ -40,7 +62,7 @@ class RunTool(Tool):
             status = f"exit code {result.exit_code}"
         return Observation(
             ok=result.exit_code == 0 and not result.timed_out,
-            output=f"[{status}]\n{result.output}".rstrip(),
+            output=f"[{status}]\n{result.output}".rstrip() + (f"\n{note}" if note else ""),
             truncated=result.truncated,
             data={"exit_code": result.exit_code, "timed_out": result.timed_out},
         )

@@ -303,6 +303,12 @@ function render(item) {
         e.reason ? ": " + e.reason : "", e.remember_rule ? ` (remembered ${e.remember_rule})` : ""); break;
     case "policy_decided":
       if (e.decision === "deny") node = entry("fail", item.seq, "policy denied: " + e.reason); break;
+    case "egress_decided":
+      if (!e.allowed) node = entry("warn", item.seq, "network refused: ",
+        el("code", {}, `${e.method} ${e.host}:${e.port}`), " " + e.reason); break;
+    case "network_host_allowed":
+      node = entry("note", item.seq, "network: ", el("code", {}, e.entry),
+                   " allowed for the rest of the session"); break;
     case "user_message":
       node = entry("user", item.seq, el("strong", {}, "feedback: "), e.text); break;
     case "budget_warning": case "loop_detected": case "model_call_failed":
