@@ -132,6 +132,5 @@ def test_bad_records_are_a_clear_error(tmp_path: Path) -> None:
 def test_swebench_needs_its_paths(tmp_path: Path) -> None:
     done = codeloop("eval", "swebench", "--mirrors", str(tmp_path), cwd=tmp_path)
     assert done.returncode != 0 and "--instances" in done.stderr + done.stdout
-    done = codeloop("eval", "swebench", "--instances", str(tmp_path / "i.jsonl"), "--mirrors",
-                    str(tmp_path / "nope"), cwd=tmp_path)
-    assert done.returncode != 0 and "no such directory" in done.stderr + done.stdout
+    done = codeloop("eval", "swebench", "--instances", str(tmp_path / "i.jsonl"), cwd=tmp_path)
+    assert done.returncode != 0 and "--mirrors" in done.stderr + done.stdout

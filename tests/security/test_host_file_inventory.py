@@ -297,7 +297,6 @@ ALLOWED: dict[str, str] = {
     "codeloop.cli.edit_cmds:patch_command:*.is_dir": "user: the --repo root itself",
     "codeloop.cli.eval_cmds:_directory:*.mkdir": "user: a directory an option names",
     "codeloop.cli.eval_cmds:swebench:*.open": "user: the --out file",
-    "codeloop.cli.eval_cmds:swebench:*.is_dir": "user: the --mirrors directory",
     "codeloop.cli.eval_report_cmds:report:*.mkdir": "user: the report's --out directory",
     "codeloop.cli.eval_report_cmds:report:*.write_text": "user: report.html / report.md in --out",
     "codeloop.cli.index_cmds:_open:*.is_dir": "user: the repository root itself",

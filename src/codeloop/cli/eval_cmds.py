@@ -93,9 +93,6 @@ def swebench(
         # `--repo` names a repository's directory everywhere else.
         deprecated("codeloop eval swebench --repo TEXT", "--repo-name TEXT")
         repo_name = [*(repo_name or []), *old_repo]
-    if not mirrors.is_dir():
-        raise CodeloopError(f"--mirrors {mirrors}: no such directory",
-                            "pass the directory holding OWNER+NAME/repo mirrors of the repositories")
     insts = load_instances(instances, repos=repo_name, ids=instance, limit=limit)
     if not insts:
         raise CodeloopError("no instance matches the filters",
