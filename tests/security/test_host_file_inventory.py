@@ -297,6 +297,8 @@ ALLOWED: dict[str, str] = {
     "codeloop.cli.edit_cmds:patch_command:*.is_dir": "user: the --repo root itself",
     "codeloop.cli.eval_cmds:_directory:*.mkdir": "user: a directory an option names",
     "codeloop.cli.eval_cmds:swebench:*.open": "user: the --out file",
+    "codeloop.cli.eval_suite_cmds:run:*.mkdir": "user: the --out and --work-dir directories",
+    "codeloop.cli.eval_suite_cmds:run:*.open": "user: the --out records file, appended",
     "codeloop.cli.eval_report_cmds:report:*.mkdir": "user: the report's --out directory",
     "codeloop.cli.eval_report_cmds:report:*.write_text": "user: report.html / report.md in --out",
     "codeloop.cli.index_cmds:_open:*.is_dir": "user: the repository root itself",

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from codeloop.cli.eval_report_cmds import register_reports
+from codeloop.cli.eval_suite_cmds import register_suite
 from codeloop.cli.options import deprecated
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
@@ -138,5 +139,6 @@ def swebench(
 def register(app: typer.Typer) -> None:
     eval_app = typer.Typer(help="Evaluate the agent on benchmark suites.", no_args_is_help=True)
     eval_app.command("swebench")(swebench)
+    register_suite(eval_app)
     register_reports(eval_app)
     app.add_typer(eval_app, name="eval")

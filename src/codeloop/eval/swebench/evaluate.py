@@ -56,6 +56,11 @@ class InstanceResult:
     # The session's trajectory file (`--trajectories`), for reading what the agent did.
     trajectory: str = ""
     cost_usd: float = 0.0
+    language: str = "python"
+    # The judge's per-test counts (generic suites), and whether its output gave them.
+    tests_passed: int = 0
+    tests_failed: int = 0
+    per_test: bool = False
     # The trajectory metrics (codeloop.eval.metrics), computed from the session's event log.
     metrics: dict[str, Any] = field(default_factory=dict)
 
