@@ -99,7 +99,7 @@ def _session(task: SuiteTask, run: SuiteRun, repo: Path, state_dir: Path,
     factory = model_factory(run.model, run.settings)
     model = factory.make(as_instance(task), _reader(repo))
     settings = budget_for(model, session_settings(run.settings, task))
-    state_dir.mkdir(parents=True)
+    state_dir.mkdir(parents=True, mode=0o700)
     store = SQLiteEventStore(state_dir / "events.sqlite")
     sid = start_session(store, task.task, repo, settings, model.name, default_registry())
     parts = RuntimeParts(approver=deny_unattended)
