@@ -548,14 +548,18 @@ def report(cases: list[Case], peers: list[str]) -> dict[str, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--instances", type=Path, default=Path("/work/shared/data/swebench/instances.jsonl"))
-    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--instances", type=Path, required=True, help="SWE-bench instances JSONL")
+    ap.add_argument("--mirrors", type=Path, required=True, help="bare mirrors, OWNER+NAME/repo")
     ap.add_argument("--limit", type=int, default=None, help="use only the first N instances")
     ap.add_argument("--no-peers", action="store_true", help="skip Aider and OpenHands")
     ap.add_argument("--show", type=int, default=0, help="print up to N failing cases")
     ap.add_argument("--repeat", type=int, default=2, help="time each case this many times (min)")
     ap.add_argument("--only", default="", help="comma-separated perturbations to run (default all)")
     args = ap.parse_args()
+    if not args.instances.is_file():
+        ap.error(f"--instances {args.instances}: no such file")
+    if not args.mirrors.is_dir():
+        ap.error(f"--mirrors {args.mirrors}: no such directory")
     perts = tuple(args.only.split(",")) if args.only else PERTURBATIONS
     if unknown := set(perts) - set(PERTURBATIONS):
         ap.error(f"unknown perturbations: {', '.join(sorted(unknown))}")

@@ -4,7 +4,7 @@ secret redactor's speed (on those files and on one 5 MB output) and what it hide
 
     PYTHONPATH=src python benchmarks/policy.py [--repos flask,requests] [--max-files N]
 
-Real repositories are read from the bare mirrors under /work/.mirror (skipped with a note if
+Real repositories are read from the bare mirrors under --mirrors DIR (skipped with a note if
 absent). The last output line is one JSON object with the figures.
 """
 
@@ -26,7 +26,6 @@ from codeloop.policy.redact import Redactor
 from codeloop.policy.scrub import scrub
 from codeloop.policy.shell import analyse
 
-MIRRORS = Path("/work/.mirror")
 DEFAULT_REPOS = ("pallets+flask,psf+requests,pytest-dev+pytest,sphinx-doc+sphinx,"
                  "marshmallow-code+marshmallow,pylint-dev+astroid,pylint-dev+pylint,"
                  "sqlfluff+sqlfluff,pydata+xarray,mwaskom+seaborn")
@@ -60,8 +59,8 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
     return out
 
 
-def repo_texts(name: str, max_files: int) -> Iterator[tuple[str, str]]:
-    git = MIRRORS / name / "repo"
+def repo_texts(mirrors: Path, name: str, max_files: int) -> Iterator[tuple[str, str]]:
+    git = mirrors / name / "repo"
     listing = subprocess.run(["git", "--git-dir", str(git), "ls-tree", "-r", "HEAD"],
                              capture_output=True, text=True, check=True).stdout
     entries = [line.split(None, 3) for line in listing.splitlines()]
@@ -81,6 +80,8 @@ def repo_texts(name: str, max_files: int) -> Iterator[tuple[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mirrors", type=Path, required=True,
+                        help="bare mirrors laid out OWNER+NAME/repo")
     parser.add_argument("--repos", default=DEFAULT_REPOS)
     parser.add_argument("--max-files", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=300)
@@ -139,10 +140,10 @@ def main() -> None:
     redactor = Redactor.from_environment({"MY_API_TOKEN": "tok-0123456789abcdef"})
     sample: list[str] = []  # the first 5 MB of text, for one output that large
     for name in args.repos.split(","):
-        if not (MIRRORS / name / "repo").exists():
+        if not (args.mirrors / name / "repo").exists():
             print(f"note: mirror {name} not present; skipped")
             continue
-        for path, text in repo_texts(name, args.max_files):
+        for path, text in repo_texts(args.mirrors, name, args.max_files):
             start = time.perf_counter()
             cleaned = scrub(text)
             found = scan(cleaned.text)

@@ -6,8 +6,8 @@ model, resolved / not resolved / env_unavailable and the median and p95 of the a
 the judge's seconds, and the finish gate's figures (finishes blocked, verifier seconds).
 The last line is one JSON object with the figures.
 
-    python benchmarks/swebench_oracle.py --instances ../shared/data/swebench/instances.jsonl \
-        --mirrors ../.mirror --repo flask --repo marshmallow
+    python benchmarks/swebench_oracle.py --instances DATA/swebench/instances.jsonl \
+        --mirrors MIRRORS --repo flask --repo marshmallow
     # or the same figures from `codeloop eval swebench --out` files of earlier runs
     python benchmarks/swebench_oracle.py --results oracle.jsonl --results perturbed.jsonl
 """
@@ -93,9 +93,8 @@ def _from_files(paths: list[Path]) -> dict[str, list[InstanceResult]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--instances", type=Path,
-                        default=Path("../shared/data/swebench/instances.jsonl"))
-    parser.add_argument("--mirrors", type=Path, default=Path("../.mirror"))
+    parser.add_argument("--instances", type=Path, help="SWE-bench instances JSONL (to run)")
+    parser.add_argument("--mirrors", type=Path, help="bare mirrors, OWNER+NAME/repo (to run)")
     parser.add_argument("--env-cache", type=Path, default=None)
     parser.add_argument("--repo", action="append", default=None)
     parser.add_argument("--limit", type=int, default=None)
@@ -109,6 +108,8 @@ def main() -> None:
             figures.update(report(model, results))
         print(json.dumps(figures))
         return
+    if args.instances is None or args.mirrors is None:
+        parser.error("pass --instances FILE and --mirrors DIR to run, or --results FILE")
     insts = load_instances(args.instances, repos=args.repo, limit=args.limit)
     bench = Bench(args.mirrors, args.env_cache or default_cache_dir())
     settings = Settings()

@@ -12,7 +12,7 @@ Prints each instance's seconds and the median / p95 over the instances after the
 the index directories each pass leaves behind; the last line is one JSON object.
 
     nice -n 10 python benchmarks/swebench_warm_index.py \
-        --instances /work/shared/data/swebench/instances.jsonl --mirrors /work/.mirror \
+        --instances DATA/swebench/instances.jsonl --mirrors MIRRORS \
         --env-cache /tmp/swb/envs --instance sympy__sympy-13286 --instance sympy__sympy-13551 \
         --instance sympy__sympy-13852
 """

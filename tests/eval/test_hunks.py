@@ -81,3 +81,15 @@ def test_patch_for_a_missing_file_or_wrong_text_is_an_error() -> None:
         plan_edits(patch, lambda _p: None)
     with pytest.raises(GoldPatchError, match="does not match"):
         plan_edits(patch, lambda _p: BASE)
+
+
+def test_files_without_a_final_newline_keep_it_that_way() -> None:
+    # git's own output for a file that ends without a newline, before and after.
+    patch = ("diff --git a/x.h b/x.h\n--- a/x.h\n+++ b/x.h\n@@ -1,2 +1,3 @@\n a\n-b\n"
+             "\\ No newline at end of file\n+c\n+d\n\\ No newline at end of file\n"
+             "diff --git a/y.h b/y.h\nnew file mode 100644\n--- /dev/null\n+++ b/y.h\n"
+             "@@ -0,0 +1 @@\n+z\n\\ No newline at end of file\n")
+    plans = plan_edits(patch, {"x.h": "a\nb"}.get)
+    assert plans[0].final == "a\nc\nd"
+    assert plans[0].edits[0].old.endswith("b") and not plans[0].edits[0].old.endswith("\n")
+    assert plans[1].final == "z"

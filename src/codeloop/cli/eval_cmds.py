@@ -10,6 +10,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from codeloop.cli.eval_report_cmds import register_reports
+from codeloop.cli.eval_suite_cmds import register_suite
 from codeloop.cli.options import deprecated
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
@@ -25,9 +27,6 @@ from codeloop.eval.swebench.harness import Bench
 from codeloop.eval.swebench.instances import load_instances
 
 console = terminal_console()
-# Relative to the working directory, where the project's shared data sits beside a checkout.
-DEFAULT_INSTANCES = Path("../shared/data/swebench/instances.jsonl")
-
 OUTCOME_STYLE = {"resolved": "green", "not_resolved": "red", "env_unavailable": "yellow"}
 
 
@@ -55,11 +54,9 @@ def _table(results: list[InstanceResult]) -> Table:
 
 def swebench(
     instances: Annotated[Path, typer.Option(
-        "--instances", metavar="FILE", help="SWE-bench JSONL file (default: ../shared/data/swebench/"
-        "instances.jsonl relative to the current directory).")] = DEFAULT_INSTANCES,
+        "--instances", metavar="FILE", help="SWE-bench JSONL file of the instances to run.")],
     mirrors: Annotated[Path, typer.Option(
-        "--mirrors", metavar="DIR", help="Directory of bare mirrors laid out as OWNER+NAME/repo.")]
-        = Path("../.mirror"),
+        "--mirrors", metavar="DIR", help="Directory of bare mirrors laid out as OWNER+NAME/repo.")],
     model: Annotated[str, typer.Option(
         "--model", help="The model: oracle, oracle-perturbed, or PROVIDER:MODEL.")] = "oracle",
     limit: Annotated[int | None, typer.Option(
@@ -142,4 +139,6 @@ def swebench(
 def register(app: typer.Typer) -> None:
     eval_app = typer.Typer(help="Evaluate the agent on benchmark suites.", no_args_is_help=True)
     eval_app.command("swebench")(swebench)
+    register_suite(eval_app)
+    register_reports(eval_app)
     app.add_typer(eval_app, name="eval")

@@ -150,7 +150,8 @@ def run_ops(tool: str, make_ops: OpsFn, ctx: ToolContext) -> Observation:
         ops = [_normalise(op, ctx) for op in make_ops()]
         changes = plan(ops, _reader(ctx))
     except CodeloopError as exc:
-        return Observation(ok=False, error=str(exc))
+        # The refusal's kind (NoMatch, AmbiguousWhitespace, ...) feeds the trajectory metrics.
+        return Observation(ok=False, error=str(exc), data={"refusal": type(exc).__name__})
     try:
         _write_all(changes, ctx)
     except OSError as exc:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from codeloop.config import Settings
 from codeloop.errors import CodeloopError
+from codeloop.eval.metrics import trajectory_metrics
 from codeloop.eval.swebench.agent import run_agent
 from codeloop.eval.swebench.checkout import apply_patch
 from codeloop.eval.swebench.envs import EnvUnavailable, TaskEnv
@@ -54,6 +55,14 @@ class InstanceResult:
     session_start_s: float = 0.0
     # The session's trajectory file (`--trajectories`), for reading what the agent did.
     trajectory: str = ""
+    cost_usd: float = 0.0
+    language: str = "python"
+    # The judge's per-test counts (generic suites), and whether its output gave them.
+    tests_passed: int = 0
+    tests_failed: int = 0
+    per_test: bool = False
+    # The trajectory metrics (codeloop.eval.metrics), computed from the session's event log.
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,9 +222,12 @@ class Evaluation:
         result.sandbox, result.finish_blocked = run.sandbox, run.finish_blocked
         result.verify_s, result.agent_note = round(run.verify_s, 2), run.note
         result.diff_lines = run.diff.count("\n")
+        store = SQLiteEventStore(state_dir / "events.sqlite")
+        events = store.read(run.session_id)
+        result.metrics = trajectory_metrics(events, inst.gold_files).to_json()
+        result.cost_usd = result.metrics["cost_usd"]
         if self.trajectories is not None:
-            store = SQLiteEventStore(state_dir / "events.sqlite")
-            doc = trajectory(store.get(run.session_id), store.read(run.session_id), run.diff)
+            doc = trajectory(store.get(run.session_id), events, run.diff)
             path = self.trajectories / trajectory_name(inst.instance_id, model.name)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from unidiff.constants import LINE_TYPE_NO_NEWLINE
 from unidiff.errors import UnidiffParseError
-from unidiff.patch import PatchSet
+from unidiff.patch import Hunk, Line, PatchSet
 
 from codeloop.errors import CodeloopError
 
@@ -46,6 +47,22 @@ def _text(lines: list[str]) -> str:
     return "".join(lines)
 
 
+def _values(hunk: Hunk, keep: Callable[[Line], bool]) -> list[str]:
+    """The hunk's lines that `keep` picks; a line marked "\\ No newline at end of file" loses
+    the newline the diff's own layout gave it (the file ends without one)."""
+    lines = list(hunk)
+    out = []
+    for i, line in enumerate(lines):
+        if not keep(line):
+            continue
+        value = line.value
+        following = lines[i + 1] if i + 1 < len(lines) else None
+        if following is not None and following.line_type == LINE_TYPE_NO_NEWLINE:
+            value = value.removesuffix("\n")
+        out.append(value)
+    return out
+
+
 def _widen(current: list[str], start: int, old_len: int, old: list[str], new: list[str]
            ) -> tuple[list[str], list[str], int]:
     """Add one line of context on each side (where the file has one)."""
@@ -77,7 +94,7 @@ def plan_edits(patch: str, read: Callable[[str], str | None]) -> list[FilePlan]:
     for pfile in patchset:
         path = pfile.path
         if pfile.is_added_file:
-            content = _text([ln.value for h in pfile for ln in h if ln.is_added])
+            content = _text([v for h in pfile for v in _values(h, lambda ln: ln.is_added)])
             plans.append(FilePlan(path, [PlannedEdit(path, "create", new=content, after=content)],
                                   content))
             continue
@@ -90,8 +107,8 @@ def plan_edits(patch: str, read: Callable[[str], str | None]) -> list[FilePlan]:
         current = base.splitlines(keepends=True)
         plan = FilePlan(path)
         for hunk in pfile:
-            old = [ln.value for ln in hunk if ln.is_context or ln.is_removed]
-            new = [ln.value for ln in hunk if ln.is_context or ln.is_added]
+            old = _values(hunk, lambda ln: ln.is_context or ln.is_removed)
+            new = _values(hunk, lambda ln: ln.is_context or ln.is_added)
             # Earlier hunks are already applied, so this hunk starts near its target line.
             start = _locate(current, old, max(hunk.target_start - 1, 0))
             if start is None:

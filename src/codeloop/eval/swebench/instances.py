@@ -62,6 +62,11 @@ class SweInstance(BaseModel):
         """The directory name `fetch` gives this repository's mirror (`owner+name`)."""
         return self.repo.replace("/", "+")
 
+    @property
+    def gold_files(self) -> list[str]:
+        """The files the gold patch changes: what a good exploration reads."""
+        return list(dict.fromkeys(_DIFF_TARGET.findall(self.patch)))
+
     def test_files(self) -> list[str]:
         """The test files the test patch touches, as the harness passes them to the test command."""
         return [

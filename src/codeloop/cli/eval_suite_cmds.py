@@ -1,0 +1,86 @@
+"""`codeloop eval run SUITE.jsonl`: a generic suite through the agent and the suite's judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from codeloop.cli.safe_text import shown, terminal_console
+from codeloop.config import load_settings
+from codeloop.errors import CodeloopError
+from codeloop.eval.suite.run import SuiteRun, recorded_ids, run_suite
+from codeloop.eval.suite.tasks import load_suite
+from codeloop.eval.swebench.evaluate import summarize
+
+console = terminal_console()
+OUTCOME_STYLE = {"resolved": "green", "not_resolved": "red", "env_unavailable": "yellow"}
+
+
+def run(
+    suite: Annotated[Path, typer.Argument(metavar="SUITE", help="JSONL file, one task per line.")],
+    model: Annotated[str, typer.Option(
+        "--model", help="The model: oracle, oracle-perturbed, or PROVIDER:MODEL.")] = "oracle",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FILE", help="Append one JSON line per task; tasks already in "
+        "it (for this model) are skipped, so a stopped run resumes.")] = None,
+    workers: Annotated[int, typer.Option(
+        "--workers", "-j", metavar="N", min=1, help="Tasks run at once (processes).")] = 1,
+    task_id: Annotated[list[str] | None, typer.Option(
+        "--task", metavar="ID", help="Only this task (repeatable).")] = None,
+    work_dir: Annotated[Path | None, typer.Option(
+        "--work-dir", metavar="DIR", help="Scratch directory for checkouts (default: the system temp).")]
+        = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print JSON lines; the last is the summary.")] = False,
+) -> None:
+    """Run a generic suite: each task's code, a session on its task, the task's tests as judge."""
+    tasks = load_suite(suite)
+    if task_id:
+        tasks = [t for t in tasks if t.id in set(task_id)]
+        if not tasks:
+            raise CodeloopError("no task matches --task", "check the ids in the suite file")
+    skip = recorded_ids(out, model)
+    try:
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        if work_dir is not None:
+            work_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CodeloopError(f"cannot make {exc.filename} ({exc.strerror})",
+                            "pass --out / --work-dir paths you can write to") from exc
+    if skip and not as_json:
+        console.print(f"resuming: {len(skip)} tasks already recorded in {shown(out)}")
+    settings = load_settings()
+    results = []
+    sink = out.open("a", encoding="utf-8") if out else None
+    try:
+        for result in run_suite(tasks, SuiteRun(model, settings, work_dir), workers, skip):
+            results.append(result)
+            line = json.dumps(result.to_json())
+            if sink:
+                sink.write(line + "\n")
+                sink.flush()
+            if as_json:
+                print(line, flush=True)
+            else:
+                console.print(Text.assemble(shown(result.instance_id), ": ",
+                                            (result.outcome, OUTCOME_STYLE[result.outcome]), " ",
+                                            shown(result.reason[:120])))
+    finally:
+        if sink:
+            sink.close()
+    summary = {**summarize(results), "skipped": len(skip & {t.id for t in tasks})}
+    if as_json:
+        print(json.dumps(summary), flush=True)
+        return
+    console.print(f"resolved {summary['resolved']}/{summary['resolved'] + summary['not_resolved']}"
+                  f" ({summary['resolved_pct']}%), could not run: {summary['env_unavailable']},"
+                  f" skipped (already recorded): {summary['skipped']}")
+
+
+def register_suite(eval_app: typer.Typer) -> None:
+    eval_app.command("run")(run)

@@ -1,0 +1,1 @@
+"""Generic evaluation suites: any repository or set of files, any language, a test command."""
