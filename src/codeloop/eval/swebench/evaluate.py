@@ -22,7 +22,7 @@ from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.oracle import OracleModel
 from codeloop.llm.types import Model
 from codeloop.session.export import trajectory
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.stores import open_event_store
 
 Outcome = Literal["resolved", "not_resolved", "env_unavailable"]
 
@@ -214,7 +214,7 @@ class Evaluation:
         result.verify_s, result.agent_note = round(run.verify_s, 2), run.note
         result.diff_lines = run.diff.count("\n")
         if self.trajectories is not None:
-            store = SQLiteEventStore(state_dir / "events.sqlite")
+            store = open_event_store(state_dir)
             doc = trajectory(store.get(run.session_id), store.read(run.session_id), run.diff)
             path = self.trajectories / trajectory_name(inst.instance_id, model.name)
             path.parent.mkdir(parents=True, exist_ok=True)
