@@ -20,6 +20,7 @@ from codeloop.events import StoredEvent
 from codeloop.private_paths import private_dir
 from codeloop.server.auth import TokenStore, visible_owners
 from codeloop.server.notify import Notifier, live_store
+from codeloop.server.ops import add_ops_routes
 from codeloop.server.roots import RepoNotAllowed
 from codeloop.server.schemas import (
     ApplyOut,
@@ -47,6 +48,7 @@ from codeloop.session.routing_state import usage_rows
 from codeloop.session.state import SessionState
 from codeloop.session.store import EventStore, SessionRow
 from codeloop.session.stores import database_url as env_database_url
+from codeloop.telemetry.metrics import Metrics
 
 STATIC = Path(__file__).parent / "static"
 _bearer = HTTPBearer(auto_error=False, description="A token from <data_dir>/server-token or "
@@ -119,6 +121,8 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
     tokens = TokenStore(data_dir)
     notifier = Notifier()
     store, listener = live_store(data_dir, notifier, database_url or env_database_url())
+    metrics = Metrics(store)
+    store.subscribe(metrics)
     roots = list(allowed_roots) if allowed_roots is not None else [Path.cwd()]
     service = SessionService(data_dir, store, roots, model_factory, per_user=per_user,
                              max_workers=max_workers, defaults=defaults)
@@ -140,6 +144,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
                   description="Run, watch, approve and review codeloop sessions.")
     app.state.service = service
     app.state.tokens = tokens
+    app.state.metrics = metrics
 
     @app.exception_handler(CodeloopError)
     async def _codeloop_error(_: Request, exc: CodeloopError) -> JSONResponse:
@@ -158,6 +163,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    add_ops_routes(app, store, metrics, current_user)
 
     @app.get("/whoami", responses=_ERRORS, tags=["auth"])
     async def whoami(user: User) -> dict[str, str]:
