@@ -247,3 +247,16 @@ def test_postgres_appends_survive_a_dropped_connection(pg_url: str) -> None:
         assert [e.seq for e in store.read("s1")] == [1, 2]
     finally:
         store.close()
+
+
+def test_postgres_commits_like_sqlite_unless_the_url_asks_for_more(pg_url: str) -> None:
+    from codeloop.session.store_pg import PostgresEventStore
+
+    relaxed = PostgresEventStore(pg_url)
+    durable = PostgresEventStore(pg_url + "?options=-csynchronous_commit%3Don")
+    try:
+        assert relaxed._query("SHOW synchronous_commit") == [("off",)]
+        assert durable._query("SHOW synchronous_commit") == [("on",)]
+    finally:
+        relaxed.close()
+        durable.close()

@@ -68,7 +68,8 @@ class PostgresEventStore:
         self._cond = threading.Condition()
         self._pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False,
                                     kwargs={"autocommit": True}, timeout=timeout,
-                                    name="codeloop-events")
+                                    configure=_configure if "synchronous_commit" not in url
+                                    else None, name="codeloop-events")
         try:
             self._pool.open(wait=True, timeout=timeout)
             with self._pool.connection() as conn, conn.transaction():
@@ -213,6 +214,14 @@ class PostgresEventStore:
 
     def close(self) -> None:
         self._pool.close()
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Commit without waiting for the disk, the trade-off the SQLite store makes too
+    (synchronous=NORMAL): a crash of codeloop loses nothing, a crash of the database server
+    or the machine may lose the last fraction of a second, and never corrupts. A URL that
+    sets synchronous_commit itself (options=-csynchronous_commit%3Don) keeps its choice."""
+    conn.execute("SET synchronous_commit = off")
 
 
 class _Lost(Exception):
