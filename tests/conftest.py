@@ -3,6 +3,7 @@ code indexes (a session start builds one for its repo map) live under its tmp_pa
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,6 +46,8 @@ def pg_server() -> Iterator[str]:
         server = postgres_server()
         url = server.__enter__()
     except NoPostgres as exc:
+        if os.environ.get("CODELOOP_REQUIRE_POSTGRES") == "1":  # CI: never skip silently
+            pytest.fail(f"CODELOOP_REQUIRE_POSTGRES=1 but: {exc}")
         pytest.skip(f"no PostgreSQL for this test: {exc}")
     try:
         yield url
