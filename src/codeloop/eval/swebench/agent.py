@@ -185,7 +185,10 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
         state = runner.run()
     finally:
         end_run(runner.ctx)
-    events = [e.event for e in store.read(sid)]
+    try:
+        events = [e.event for e in store.read(sid)]
+    finally:
+        store.close()  # a PostgreSQL store holds a pool of connections
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
     verified = [e for e in events if isinstance(e, VerificationRan)]
     diff = keep_source_changes(workspace.diff(), repo)

@@ -215,7 +215,11 @@ class Evaluation:
         result.diff_lines = run.diff.count("\n")
         if self.trajectories is not None:
             store = open_event_store(state_dir)
-            doc = trajectory(store.get(run.session_id), store.read(run.session_id), run.diff)
+            try:
+                doc = trajectory(store.get(run.session_id), store.read(run.session_id),
+                                 run.diff)
+            finally:
+                store.close()
             path = self.trajectories / trajectory_name(inst.instance_id, model.name)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
