@@ -4,15 +4,18 @@ steps and tokens; metrics need the admin's token; readiness follows the event st
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from codeloop.config import Settings
 from codeloop.server.auth import TokenStore
-from tests.server.conftest import DEFAULTS
+from tests.server.conftest import DEFAULTS, Api, write_script
 from tests.server.live import live_server
+from tests.session.helpers import TEST_CMD, call, turn
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -85,3 +88,22 @@ def test_readiness_fails_when_the_database_goes_away(data_dir: Path, tmp_path: P
         assert ready.status_code == 503
         assert ready.json()["status"] == "unavailable" and "postgresql" not in ready.text
         assert httpx.get(f"{base}/healthz").status_code == 200
+
+
+def test_denials_and_waiting_approvals_are_counted(serve: Callable[..., Api], repo: Path,
+                                                   tmp_path: Path) -> None:
+    cfg = Settings(sandbox=True, approval_mode="full-auto",
+                   permissions={"deny": ["run(python3 -c *)"]})
+    api = serve(defaults=cfg)
+    denied = write_script(tmp_path / "deny.json", [
+        turn(call("run", command="python3 -c 'print(1)'")), turn(call("finish", summary="x"))])
+    sid = api.create(repo, denied)
+    api.wait(sid, lambda d: not d["active"] and d["status"] not in ("created", "running"))
+    asking = api.create(repo, write_script(tmp_path / "ask.json", [
+        turn(call("run", command=TEST_CMD)), turn(call("finish", summary="x"))]),
+        approval_mode="auto-edit")
+    api.wait_status(asking, "waiting_approval")
+    got = samples(api.get("/metrics").text)
+    assert got[("codeloop_policy_denials_total", (("source", "rules"),))] == 1
+    assert got[("codeloop_approvals_waiting", ())] == 1
+    assert got[("codeloop_sessions", (("status", "waiting_approval"),))] == 1
