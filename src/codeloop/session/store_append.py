@@ -34,6 +34,8 @@ def summary_updates(event: Event) -> dict[str, object]:
         return {"status": "running"}
     if kind == "review_decided" and getattr(event, "action", "") == "reject":
         return {"status": "running"}
+    if kind == "user_message" and getattr(event, "reopens", False):
+        return {"status": "running"}  # main's UserMessage.reopens (ACP follow-up prompts)
     return {}
 
 
