@@ -3,6 +3,7 @@ code indexes (a session start builds one for its repo map) live under its tmp_pa
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,3 +28,37 @@ def index_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     monkeypatch.setenv("CODELOOP_CACHE_DIR", str(cache))
     yield cache
     forget_open_indexes()
+
+
+@pytest.fixture(autouse=True)
+def _no_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests choose their store themselves; an operator's PostgreSQL URL never leaks in."""
+    monkeypatch.delenv("CODELOOP_DATABASE_URL", raising=False)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The admin URL of a throw-away PostgreSQL (or CODELOOP_TEST_DATABASE_URL's server);
+    skips, saying why, when there is none."""
+    from tests.pg import NoPostgres, postgres_server
+
+    try:
+        server = postgres_server()
+        url = server.__enter__()
+    except NoPostgres as exc:
+        if os.environ.get("CODELOOP_REQUIRE_POSTGRES") == "1":  # CI: never skip silently
+            pytest.fail(f"CODELOOP_REQUIRE_POSTGRES=1 but: {exc}")
+        pytest.skip(f"no PostgreSQL for this test: {exc}")
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A fresh, empty database on the test server."""
+    from tests.pg import fresh_database
+
+    with fresh_database(pg_server) as url:
+        yield url

@@ -22,7 +22,7 @@ from codeloop.session.control import Control
 from codeloop.session.runner import MODEL_SILENT
 from codeloop.session.setup import RuntimeParts, build_runner
 from codeloop.session.state import SessionState, fold
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.store import EventStore
 
 console = terminal_console()
 
@@ -45,7 +45,7 @@ def _sigterm_as_stop(control: Control) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _after_interrupt(store: SQLiteEventStore, session_id: str,
+def _after_interrupt(store: EventStore, session_id: str,
                      renderer: JsonRenderer | LiveRenderer) -> SessionState:
     """The state after Ctrl-C; paused in the log even if the loop was cut before it could
     record that (while it was still reading the log, say)."""
@@ -58,7 +58,7 @@ def _after_interrupt(store: SQLiteEventStore, session_id: str,
     return state
 
 
-def drive(store: SQLiteEventStore, session_id: str, repo: Path, settings: Settings,
+def drive(store: EventStore, session_id: str, repo: Path, settings: Settings,
           models: RoleModels, json_out: bool, shown_after: int | None = 0) -> SessionState:
     """Run (or continue) a session with live output (the logged events after `shown_after`
     first; None: none), its calls routed to `models`; prints the final diff and the next

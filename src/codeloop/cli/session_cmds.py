@@ -29,7 +29,7 @@ from codeloop.session.resume import with_overrides
 from codeloop.session.routing_state import usage_rows
 from codeloop.session.setup import check_repo, open_store, session_dir, start_session
 from codeloop.session.state import fold
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.store import EventStore
 from codeloop.workspace.factory import open_workspace
 
 console = terminal_console()
@@ -40,7 +40,7 @@ def _status(text: str, quiet: bool) -> AbstractContextManager[object]:
     return nullcontext() if quiet else terminal_console(stderr=True).status(text)
 
 
-def session_diff(store: SQLiteEventStore, session_id: str) -> tuple[str, str]:
+def session_diff(store: EventStore, session_id: str) -> tuple[str, str]:
     """The session's diff and where it came from: its workspace over the repository, or the
     log's own edits when the repository is gone (a deleted temporary checkout, say)."""
     row = store.get(session_id)

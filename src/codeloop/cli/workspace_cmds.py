@@ -16,7 +16,7 @@ from codeloop.cli.render import diff_view
 from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import SessionNotFound
 from codeloop.session.cleanup import drop_view_index
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.stores import database_url, open_event_store
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.errors import WorkspaceError
 from codeloop.workspace.factory import open_workspace
@@ -30,10 +30,14 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON
 def open_session_workspace(session_id: str) -> LayeredWorkspace:
     """The session's workspace over its repository; SessionNotFound/WorkspaceError if none."""
     store_path = event_store_path()
-    if not store_path.is_file():
+    if database_url() is None and not store_path.is_file():
         raise SessionNotFound(f"no sessions yet (no event store at {store_path})",
                               "start one with `codeloop run`, or set CODELOOP_DATA_DIR")
-    row = SQLiteEventStore(store_path).get(session_id)
+    store = open_event_store()
+    try:
+        row = store.get(session_id)
+    finally:
+        store.close()
     session_id, repo = row.id, row.repo
     state = session_workspace_dir(session_id)
     if not repo:

@@ -19,7 +19,8 @@ from codeloop.errors import CodeloopError, SessionNotFound
 from codeloop.events import StoredEvent
 from codeloop.private_paths import private_dir
 from codeloop.server.auth import TokenStore, visible_owners
-from codeloop.server.notify import Notifier, NotifyingStore
+from codeloop.server.notify import Notifier, live_store
+from codeloop.server.ops import add_ops_routes
 from codeloop.server.roots import RepoNotAllowed
 from codeloop.server.schemas import (
     ApplyOut,
@@ -45,7 +46,9 @@ from codeloop.server.service import (
 from codeloop.session.resume import remembered_rules, session_settings
 from codeloop.session.routing_state import usage_rows
 from codeloop.session.state import SessionState
-from codeloop.session.store import SessionRow
+from codeloop.session.store import EventStore, SessionRow
+from codeloop.session.stores import database_url as env_database_url
+from codeloop.telemetry.metrics import Metrics
 
 STATIC = Path(__file__).parent / "static"
 _bearer = HTTPBearer(auto_error=False, description="A token from <data_dir>/server-token or "
@@ -109,14 +112,17 @@ def _detail(service: SessionService, row: SessionRow, state: SessionState) -> Se
 def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
                model_factory: ModelFactory | None = None, per_user: int = 2,
                max_workers: int = 16, defaults: Settings | None = None, poll_s: float = 0.5,
-               resume_on_start: bool = True) -> FastAPI:
+               resume_on_start: bool = True, database_url: str | None = None) -> FastAPI:
     """The server for the sessions under `data_dir`, opening repositories only inside
     `allowed_roots` (default: the current directory); resumes running sessions on start
-    (`resume_on_start=False` makes a server that only reads, e.g. a second one on the data)."""
+    (`resume_on_start=False` makes a server that only reads, e.g. a second one on the data).
+    Events go to PostgreSQL at `database_url` (default: CODELOOP_DATABASE_URL) if set."""
     private_dir(data_dir)
     tokens = TokenStore(data_dir)
     notifier = Notifier()
-    store = NotifyingStore(data_dir / "events.sqlite", notifier)
+    store, listener = live_store(data_dir, notifier, database_url or env_database_url())
+    metrics = Metrics(store)
+    store.subscribe(metrics)
     roots = list(allowed_roots) if allowed_roots is not None else [Path.cwd()]
     service = SessionService(data_dir, store, roots, model_factory, per_user=per_user,
                              max_workers=max_workers, defaults=defaults)
@@ -124,15 +130,21 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         notifier.bind(asyncio.get_running_loop())
+        if listener is not None:
+            listener.start()
         if resume_on_start:
             service.recover()
         yield
         await service.pool.close()
+        if listener is not None:
+            listener.stop()
+        store.close()
 
     app = FastAPI(title="codeloop", version="1", lifespan=lifespan,
                   description="Run, watch, approve and review codeloop sessions.")
     app.state.service = service
     app.state.tokens = tokens
+    app.state.metrics = metrics
 
     @app.exception_handler(CodeloopError)
     async def _codeloop_error(_: Request, exc: CodeloopError) -> JSONResponse:
@@ -151,6 +163,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    add_ops_routes(app, store, metrics, current_user)
 
     @app.get("/whoami", responses=_ERRORS, tags=["auth"])
     async def whoami(user: User) -> dict[str, str]:
@@ -282,7 +295,7 @@ class _Unauthorized(Exception):
     """No valid bearer token on the request."""
 
 
-async def _tail(websocket: WebSocket, store: NotifyingStore, notifier: Notifier,
+async def _tail(websocket: WebSocket, store: EventStore, notifier: Notifier,
                 session_id: str, after: int, poll_s: float) -> None:
     """Send events in order from `after` on; the wake event is taken before each read, so
     an append between the read and the wait is never missed."""

@@ -1,16 +1,19 @@
-"""Wake WebSocket tails when a session's log grows: at once for appends made in this process,
-by polling for appends made by other processes (the log, not the server, is the state)."""
+"""Wake WebSocket tails when a session's log grows. With SQLite: at once for appends made in
+this process, by polling for appends made by other processes. With PostgreSQL: a LISTEN on
+the store's channel hears every process's appends (the log, not the server, is the state)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.events import Event
-from codeloop.session.store import SQLiteEventStore
+from codeloop.events import StoredEvent
+from codeloop.session.store_observed import ObservedStore
+from codeloop.session.stores import open_event_store
+
+log = logging.getLogger(__name__)
 
 
 class Notifier:
@@ -49,29 +52,55 @@ class Notifier:
         else:
             loop.call_soon_threadsafe(self._wake, session_id)
 
+    def on_events(self, events: list[StoredEvent]) -> None:
+        """A store subscriber: wake the tails of the events' session."""
+        if events:
+            self.appended(events[0].session_id)
 
-class NotifyingStore(SQLiteEventStore):
-    """The SQLite store that tells a Notifier about each append."""
 
-    def __init__(self, path: Path, notifier: Notifier) -> None:
-        super().__init__(path)
+class PgListener:
+    """A thread holding one connection that LISTENs on the store's channel and wakes the
+    notifier for each session named; reconnects when the connection drops."""
+
+    def __init__(self, url: str, notifier: Notifier) -> None:
+        self.url = url
         self.notifier = notifier
-        # Session threads take turns here rather than in SQLite: SQLite's busy handler backs
-        # off by sleeping (up to 100 ms), which showed up as stream latency spikes.
-        self._write_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="codeloop-pg-listen",
+                                        daemon=True)
+        self.listening = threading.Event()
 
-    def append(self, session_id: str, events: Sequence[Event]) -> int:
-        with self._write_lock:
-            seq = super().append(session_id, events)
-        self.notifier.appended(session_id)
-        return seq
+    def start(self) -> None:
+        self._thread.start()
 
-    def read_wire(self, session_id: str, after_seq: int) -> list[tuple[int, str]]:
-        """Events after `after_seq` as (seq, JSON message) without parsing them: the stored
-        JSON is spliced in as is, which keeps the streaming path cheap."""
-        rows = self._conn().execute(
-            "SELECT seq, type, ts, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
-            (session_id, after_seq),
-        ).fetchall()
-        return [(int(seq), f'{{"seq":{int(seq)},"type":{json.dumps(kind)},"ts":{float(ts)!r},'
-                           f'"event":{data}}}') for seq, kind, ts, data in rows]
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        import psycopg
+
+        from codeloop.session.store_pg import CHANNEL, display_url
+
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self.listening.set()
+                    while not self._stop.is_set():
+                        for note in conn.notifies(timeout=0.5):
+                            self.notifier.appended(note.payload)
+            except psycopg.Error as exc:
+                self.listening.clear()
+                log.warning("lost the LISTEN connection to %s: %s", display_url(self.url), exc)
+                self._stop.wait(1.0)  # tails poll meanwhile, so nothing is missed
+
+
+def live_store(data_dir: Path, notifier: Notifier,
+               database_url: str | None) -> tuple[ObservedStore, PgListener | None]:
+    """The server's store: PostgreSQL with a listener when `database_url` is set, else the
+    data directory's SQLite file with appends waking the notifier directly."""
+    inner = open_event_store(data_dir, url=database_url)
+    if database_url:
+        return ObservedStore(inner), PgListener(database_url, notifier)
+    return ObservedStore(inner, [notifier.on_events], serialise_writes=True), None

@@ -28,7 +28,6 @@ from codeloop.llm.types import Model
 from codeloop.planner.model import Plan
 from codeloop.policy import remember_rule
 from codeloop.server.auth import visible_owners
-from codeloop.server.notify import NotifyingStore
 from codeloop.server.pool import WorkerPool
 from codeloop.server.roots import RepoNotAllowed, allowed_repo, real_roots
 from codeloop.session.cleanup import drop_view_index, end_run
@@ -43,7 +42,7 @@ from codeloop.session.setup import (
     start_session,
 )
 from codeloop.session.state import SessionState, fold
-from codeloop.session.store import LOCAL_OWNER, SessionRow
+from codeloop.session.store import LOCAL_OWNER, EventStore, SessionRow
 from codeloop.workspace.base import ApplyResult, Workspace
 
 log = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
 
 
 class SessionService:
-    def __init__(self, data_dir: Path, store: NotifyingStore, roots: Sequence[Path],
+    def __init__(self, data_dir: Path, store: EventStore, roots: Sequence[Path],
                  model_factory: ModelFactory | None = None, per_user: int = 2,
                  max_workers: int = 16, defaults: Settings | None = None) -> None:
         self.data_dir = data_dir

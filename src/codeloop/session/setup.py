@@ -32,7 +32,8 @@ from codeloop.session.control import Control
 from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import FinishGate, Runner
-from codeloop.session.store import EventStore, SQLiteEventStore
+from codeloop.session.store import EventStore
+from codeloop.session.stores import open_event_store
 from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
@@ -50,8 +51,8 @@ class RepositoryError(CodeloopError):
     """The repository path is missing or unusable."""
 
 
-def open_store(base: Path | None = None) -> SQLiteEventStore:
-    return SQLiteEventStore((base or data_dir()) / "events.sqlite")
+def open_store(base: Path | None = None) -> EventStore:
+    return open_event_store(base)
 
 
 def session_dir(session_id: str, base: Path | None = None) -> Path:

@@ -1,4 +1,5 @@
-"""The event store: an append-only log per session, in one SQLite file (WAL)."""
+"""The event store: an append-only log per session, in one SQLite file (WAL) by default
+(PostgreSQL in store_pg; `stores.open_event_store` picks one)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 from typing import Protocol
 
 from codeloop.errors import SessionNotFound, StoreError
-from codeloop.events import Event, SettingsOverridden, StoredEvent, parse_event_json
+from codeloop.events import Event, StoredEvent, parse_event_json
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
+from codeloop.session.store_append import plan_append, wire_message
 
 # The owner of the sessions the command line starts (the server's sessions name their user).
 LOCAL_OWNER = "local"
@@ -38,8 +40,11 @@ class SessionRow:
 class EventStore(Protocol):
     def create(self, session_id: str, owner: str = LOCAL_OWNER) -> None: ...
 
-    def append(self, session_id: str, events: Sequence[Event]) -> int:
-        """Append atomically; returns the sequence number of the last event."""
+    def append(self, session_id: str, events: Sequence[Event],
+               after_seq: int | None = None) -> int:
+        """Append atomically; returns the sequence number of the last event. With
+        `after_seq` the events take the seqs after it, and replaying an append that was
+        stored already writes nothing (idempotent per session and seq)."""
         ...
 
     def read(self, session_id: str, after_seq: int = 0) -> list[StoredEvent]: ...
@@ -54,6 +59,16 @@ class EventStore(Protocol):
     def wait(self, session_id: str, after_seq: int, timeout: float) -> bool:
         """Block until an event after `after_seq` exists or `timeout` passes; True if one does."""
         ...
+
+    def read_wire(self, session_id: str, after_seq: int) -> list[tuple[int, str]]:
+        """Events after `after_seq` as (seq, JSON message), the stored JSON unparsed."""
+        ...
+
+    def ping(self) -> None:
+        """Raise StoreError unless the store answers a query."""
+        ...
+
+    def close(self) -> None: ...
 
 
 _SCHEMA = """
@@ -80,31 +95,6 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner, updated);
 """
-
-
-def _summary_updates(event: Event) -> dict[str, object]:
-    """What an event changes in the session listing (the listing is a fold too)."""
-    kind = event.type
-    if kind == "session_started":
-        return {"task": getattr(event, "task", ""), "repo": getattr(event, "repo", ""),
-                "model": getattr(event, "model", ""), "status": "running"}
-    if kind == "session_resumed":
-        return {"status": "running"}
-    if isinstance(event, SettingsOverridden) and event.changes.get("model"):
-        return {"model": event.changes["model"]}
-    if kind == "session_paused":
-        return {"status": "paused"}
-    if kind == "session_finished":
-        return {"status": getattr(event, "status", "finished")}
-    if kind == "approval_requested":
-        return {"status": "waiting_approval"}
-    if kind == "approval_given":
-        return {"status": "running"}
-    if kind == "review_decided" and getattr(event, "action", "") == "reject":
-        return {"status": "running"}
-    if kind == "user_message" and getattr(event, "reopens", False):
-        return {"status": "running"}
-    return {}
 
 
 class SQLiteEventStore:
@@ -150,7 +140,8 @@ class SQLiteEventStore:
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"session {session_id} already exists") from exc
 
-    def append(self, session_id: str, events: Sequence[Event]) -> int:
+    def append(self, session_id: str, events: Sequence[Event],
+               after_seq: int | None = None) -> int:
         if not events:
             return self.get(session_id).last_seq
         conn = self._conn()
@@ -162,28 +153,23 @@ class SQLiteEventStore:
                 ).fetchone()
                 if row is None:
                     raise SessionNotFound(f"no session {session_id}")
-                seq, steps, cost = int(row[0]), int(row[1]), float(row[2])
-                updates: dict[str, object] = {}
-                rows = []
-                for event in events:
-                    seq += 1
-                    rows.append((session_id, seq, event.type, event.ts,
-                                 event.model_dump_json(exclude_none=False)))
-                    updates.update(_summary_updates(event))
-                    if event.type == "model_call_finished":
-                        steps += 1
-                    if event.type in ("model_call_finished", "auxiliary_model_call"):
-                        cost += float(getattr(event, "cost_usd", 0.0))
-                conn.executemany(
-                    "INSERT INTO events (session_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)",
-                    rows,
-                )
-                cols = ", ".join(f"{k} = ?" for k in updates)
-                conn.execute(
-                    f"UPDATE sessions SET last_seq = ?, steps = ?, cost_usd = ?, updated = ?"
-                    f"{', ' + cols if cols else ''} WHERE id = ?",
-                    (seq, steps, cost, time.time(), *updates.values(), session_id),
-                )
+
+                def stored(lo: int, hi: int) -> dict[int, str]:
+                    return dict(conn.execute(
+                        "SELECT seq, data FROM events WHERE session_id = ? AND seq > ? "
+                        "AND seq <= ?", (session_id, lo, hi)).fetchall())
+
+                plan = plan_append(session_id, events, int(row[0]), after_seq, stored)
+                if plan.rows:
+                    conn.executemany("INSERT INTO events (session_id, seq, type, ts, data) "
+                                     "VALUES (?, ?, ?, ?, ?)", plan.rows)
+                    cols = "".join(f", {k} = ?" for k in plan.updates)
+                    conn.execute(
+                        f"UPDATE sessions SET last_seq = ?, steps = ?, cost_usd = ?, "
+                        f"updated = ?{cols} WHERE id = ?",
+                        (plan.last_seq, int(row[1]) + plan.steps, float(row[2]) + plan.cost_usd,
+                         time.time(), *plan.updates.values(), session_id),
+                    )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -195,7 +181,7 @@ class SQLiteEventStore:
             ) from exc
         with self._cond:
             self._cond.notify_all()
-        return seq
+        return plan.last_seq
 
     def read(self, session_id: str, after_seq: int = 0) -> list[StoredEvent]:
         rows = self._conn().execute(
@@ -238,6 +224,26 @@ class SQLiteEventStore:
                 f"no session {session_id!r}", "run `codeloop sessions` to list the sessions"
             )
         return self._row(row)
+
+    def read_wire(self, session_id: str, after_seq: int) -> list[tuple[int, str]]:
+        rows = self._conn().execute(
+            "SELECT seq, type, ts, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, after_seq),
+        ).fetchall()
+        return [(int(seq), wire_message(seq, kind, ts, data)) for seq, kind, ts, data in rows]
+
+    def ping(self) -> None:
+        try:
+            self._conn().execute("SELECT 1 FROM sessions LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"the event store at {self.path} does not answer: {exc}") from exc
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their threads end)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
     def set_owner(self, session_id: str, owner: str) -> None:
         self._conn().execute("UPDATE sessions SET owner = ? WHERE id = ?", (owner, session_id))

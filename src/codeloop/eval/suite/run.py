@@ -26,7 +26,7 @@ from codeloop.eval.swebench.instances import SweInstance
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.session.cleanup import end_run
 from codeloop.session.setup import RuntimeParts, build_runner, start_session
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.stores import open_event_store
 from codeloop.tools.defaults import default_registry
 from codeloop.workspace.hostfs import SafeRoot
 
@@ -100,7 +100,7 @@ def _session(task: SuiteTask, run: SuiteRun, repo: Path, state_dir: Path,
     model = factory.make(as_instance(task), _reader(repo))
     settings = budget_for(model, session_settings(run.settings, task))
     state_dir.mkdir(parents=True, mode=0o700)
-    store = SQLiteEventStore(state_dir / "events.sqlite")
+    store = open_event_store(state_dir)
     sid = start_session(store, task.task, repo, settings, model.name, default_registry())
     parts = RuntimeParts(approver=deny_unattended)
     try:
@@ -113,9 +113,10 @@ def _session(task: SuiteTask, run: SuiteRun, repo: Path, state_dir: Path,
     try:
         state = runner.run()
         diff = keep_source_changes(runner.ctx.workspace.diff(), repo)
+        events = store.read(sid)
     finally:
         end_run(runner.ctx)
-    events = store.read(sid)
+        store.close()
     result.agent_s = round(time.monotonic() - agent_start, 2)
     result.session_status, result.steps = state.status, state.steps
     result.sandbox = runner.ctx.sandbox.name

@@ -30,7 +30,8 @@ from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.session.cleanup import end_run
 from codeloop.session.runner import Runner
 from codeloop.session.setup import RuntimeParts, build_runner, start_session
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.store import EventStore
+from codeloop.session.stores import open_event_store
 from codeloop.tools.defaults import default_registry
 from codeloop.workspace.base import Workspace
 
@@ -101,7 +102,7 @@ def deny_unattended(request: ApprovalRequested, call: ToolCallData) -> ApprovalG
                          by="unattended")
 
 
-def _assemble(store: SQLiteEventStore, sid: str, repo: Path, settings: Settings, model: Model,
+def _assemble(store: EventStore, sid: str, repo: Path, settings: Settings, model: Model,
               state_dir: Path, toolchain: Toolchain) -> tuple[Runner, str]:
     """The runner as `codeloop run` builds it; without bwrap here, a copy and host processes."""
     parts = RuntimeParts(approver=deny_unattended, toolchain=toolchain)
@@ -162,7 +163,7 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     run` (overlay workspace, bwrap, policy, verifier gate); return its cleaned diff and metrics."""
     start = time.monotonic()
     state_dir.mkdir(parents=True, exist_ok=True)
-    store = SQLiteEventStore(state_dir / "events.sqlite")
+    store = open_event_store(state_dir)
     registry = default_registry()
     settings = eval_settings(settings, inst, env)
     session_start = time.monotonic()
@@ -184,7 +185,10 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
         state = runner.run()
     finally:
         end_run(runner.ctx)
-    events = [e.event for e in store.read(sid)]
+    try:
+        events = [e.event for e in store.read(sid)]
+    finally:
+        store.close()  # a PostgreSQL store holds a pool of connections
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
     verified = [e for e in events if isinstance(e, VerificationRan)]
     diff = keep_source_changes(workspace.diff(), repo)

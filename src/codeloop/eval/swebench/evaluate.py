@@ -23,7 +23,7 @@ from codeloop.eval.swebench.instances import SweInstance
 from codeloop.eval.swebench.oracle import OracleModel
 from codeloop.llm.types import Model
 from codeloop.session.export import trajectory
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.stores import open_event_store
 
 Outcome = Literal["resolved", "not_resolved", "env_unavailable"]
 
@@ -222,12 +222,16 @@ class Evaluation:
         result.sandbox, result.finish_blocked = run.sandbox, run.finish_blocked
         result.verify_s, result.agent_note = round(run.verify_s, 2), run.note
         result.diff_lines = run.diff.count("\n")
-        store = SQLiteEventStore(state_dir / "events.sqlite")
-        events = store.read(run.session_id)
+        store = open_event_store(state_dir)
+        try:
+            events = store.read(run.session_id)
+            row = store.get(run.session_id)
+        finally:
+            store.close()
         result.metrics = trajectory_metrics(events, inst.gold_files).to_json()
         result.cost_usd = result.metrics["cost_usd"]
         if self.trajectories is not None:
-            doc = trajectory(store.get(run.session_id), events, run.diff)
+            doc = trajectory(row, events, run.diff)
             path = self.trajectories / trajectory_name(inst.instance_id, model.name)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
