@@ -51,7 +51,7 @@ from codeloop.session.setup import (
     start_session,
 )
 from codeloop.session.state import SessionState, fold
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.store import EventStore
 from codeloop.tools.buffers import EDITOR_BUFFERS
 
 MODES = [
@@ -94,7 +94,7 @@ def prompt_text(blocks: list[Any]) -> str:
 class CodeloopAgent:
     """The ACP agent; `store` is the event store the sessions are logged in."""
 
-    def __init__(self, store: SQLiteEventStore) -> None:
+    def __init__(self, store: EventStore) -> None:
         self.store = store
         self.conn: Client | None = None
         self.can_read = False

@@ -20,7 +20,7 @@ from codeloop.handoff.steps import group_by_step
 from codeloop.policy.redact import Redactor
 from codeloop.session.resume import session_settings
 from codeloop.session.state import SessionState, fold
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.store import EventStore
 from codeloop.workspace.base import LayeredWorkspace
 
 
@@ -69,7 +69,7 @@ def step_commits(events: list[Event], files: list[str], handoff: HandoffSettings
     return out
 
 
-def branch_handoff(store: SQLiteEventStore, session_id: str, ws: LayeredWorkspace,
+def branch_handoff(store: EventStore, session_id: str, ws: LayeredWorkspace,
                    branch: str, commit: bool, per_step: bool = False) -> HandOff:
     """Build (and with `commit`, write) the session's branch commit, or one per plan step
     with `per_step`; the user's tree, index and current branch are never touched."""
