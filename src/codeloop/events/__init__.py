@@ -34,6 +34,7 @@ from codeloop.events.changes import (
     PlanUpdated,
     StepStatus,
 )
+from codeloop.events.mcp import McpServerConnected, McpServerFailed, McpToolsChanged
 from codeloop.events.model import (
     AuxiliaryModelCall,
     ModelCallFailed,
@@ -102,7 +103,10 @@ KnownEvent = Annotated[
     | Compacted
     | VerificationRan
     | BaselineRecorded
-    | ReviewDecided,
+    | ReviewDecided
+    | McpServerConnected
+    | McpServerFailed
+    | McpToolsChanged,
     Field(discriminator="type"),
 ]
 
@@ -162,6 +166,9 @@ __all__ = [
     "InstructionSource",
     "KnownEvent",
     "LoopDetected",
+    "McpServerConnected",
+    "McpServerFailed",
+    "McpToolsChanged",
     "ModelCallFailed",
     "ModelCallFinished",
     "ModelCallStarted",

@@ -14,7 +14,7 @@ from codeloop.events import (
     SessionStarted,
     ToolCallData,
 )
-from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.engine import Decision, PolicyEngine
 from codeloop.policy.hook_pins import HookGuard
 from codeloop.session.state import SessionState
 from codeloop.tools.base import Observation
@@ -77,6 +77,9 @@ class Gatekeeper:
             # The engine fails closed itself: an error inside it comes back as a deny.
             decision = self.policy.decide(call.name, checked.tool.tier, args, state.tainted, cwd,
                                           session_id)
+            floor = checked.tool.approval_floor() if decision.action == "allow" else None
+            if floor is not None:
+                decision = Decision("ask", "", floor, "tool")
             self.emit(PolicyDecided(call_id=call.id, decision=decision.action,
                                     rule=decision.rule, reason=decision.reason,
                                     source=decision.source))

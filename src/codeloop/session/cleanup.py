@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from codeloop.index.registry import discard_index
+from codeloop.mcp.attach import detach_mcp
 from codeloop.tools.base import ToolContext
 from codeloop.workspace.base import Workspace
 
@@ -17,7 +18,9 @@ def drop_view_index(workspace: Workspace) -> None:
 
 
 def end_run(ctx: ToolContext) -> None:
-    """A runner has stopped (finished, paused or failed): release its view's index. A later
+    """A runner has stopped (finished, paused or failed): stop its MCP servers, release its
+    view's index. A later
     resume seeds a new one from the repository's index and re-parses only what differs."""
     ctx.services.pop("index", None)
+    detach_mcp(ctx)
     drop_view_index(ctx.workspace)
