@@ -5,16 +5,19 @@ session runs, pauses for approval and resumes the same way whichever door it cam
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from codeloop import __version__
 from codeloop.config import Settings
+from codeloop.errors import CodeloopError
 from codeloop.private_paths import private_dir
 from codeloop.server.auth import ADMIN_USER
 from codeloop.server.notify import Notifier, NotifyingStore
@@ -25,6 +28,22 @@ from codeloop.server.service import ModelFactory, SessionService
 USER = ADMIN_USER
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _ACT = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+
+Handler = Callable[..., Awaitable[dict[str, Any]]]
+
+
+def _told(handler: Handler) -> Handler:
+    """Our errors reach the client with their message and hint (the SDK hides any other
+    exception's text as a crash)."""
+    @functools.wraps(handler)
+    async def wrapped(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await handler(*args, **kwargs)
+        except CodeloopError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            raise ToolError(f"{exc.message}{hint}") from exc
+    return wrapped
 
 
 def build_server(data_dir: Path, roots: Sequence[Path], *,
@@ -48,6 +67,7 @@ def build_server(data_dir: Path, roots: Sequence[Path], *,
                      "answer pending approvals with approve; read the result with session_diff.")
 
     @server.tool(annotations=_ACT)
+    @_told
     async def start_session(task: str, repo: str, model: str | None = None,
                             approval_mode: str | None = None,
                             max_steps: int | None = None) -> dict[str, Any]:
@@ -61,6 +81,7 @@ def build_server(data_dir: Path, roots: Sequence[Path], *,
         return {"session_id": sid, "status": "queued"}
 
     @server.tool(annotations=_READ)
+    @_told
     async def session_status(session_id: str) -> dict[str, Any]:
         """A session's status, steps, cost, final summary, and the calls waiting for approval."""
         view = await anyio.to_thread.run_sync(service.view, session_id, USER)
@@ -75,12 +96,14 @@ def build_server(data_dir: Path, roots: Sequence[Path], *,
                     for p in service.pending(state)]}
 
     @server.tool(annotations=_READ)
+    @_told
     async def session_diff(session_id: str) -> dict[str, Any]:
         """The files a session changed and its unified diff (not applied to the repository)."""
         files, diff = await anyio.to_thread.run_sync(service.diff, session_id, USER)
         return {"files": files, "diff": diff}
 
     @server.tool(annotations=_ACT)
+    @_told
     async def approve(session_id: str, call_id: str, approved: bool = True, reason: str = "",
                       remember: bool = False) -> dict[str, Any]:
         """Answer a pending approval (see session_status): approve or deny the call; the
