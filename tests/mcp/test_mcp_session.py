@@ -13,17 +13,22 @@ import pytest
 
 from codeloop.config import Settings
 from codeloop.events import (
+    ApprovalGiven,
+    ApprovalRequested,
     McpServerConnected,
     McpServerFailed,
+    McpToolsChanged,
     PolicyDecided,
     SessionStarted,
+    ToolCallData,
     ToolCallFinished,
 )
 from codeloop.llm.scripted import ScriptedModel
 from codeloop.mcp.settings import McpServer, McpSettings
 from codeloop.session.cleanup import end_run
+from codeloop.session.setup import RuntimeParts
 from codeloop.session.state import SessionState
-from tests.mcp.conftest import server_pids
+from tests.mcp.conftest import TOKEN, HttpServer, server_pids
 from tests.session.helpers import call, new_session, turn
 
 pytestmark = pytest.mark.interop
@@ -126,3 +131,37 @@ def test_a_server_that_cannot_start_is_recorded_and_the_session_goes_on(
     failed = next(e for e in events if isinstance(e, McpServerFailed))
     assert failed.server == "git" and "missing-server" in failed.error
     assert not [n for n in names if n.startswith("mcp__")]
+
+
+def test_a_server_that_changes_its_tools_mid_session_is_asked_again(
+        tmp_path: Path, repo: Path, http_server: HttpServer) -> None:
+    asked: list[str] = []
+
+    def approver(request: ApprovalRequested, _call: ToolCallData) -> ApprovalGiven:
+        asked.append(request.name)
+        return ApprovalGiven(call_id=request.call_id, approved=True, digest=request.digest)
+
+    notes = McpServer(url=http_server.url, headers={"Authorization": TOKEN})
+    cfg = Settings(sandbox=True, verify_on_finish=False, approval_mode="full-auto",
+                   mcp=McpSettings(servers={"notes": notes}))
+    model = ScriptedModel([turn(call("mcp__notes__lookup", key="greeting")),
+                           turn(call("mcp__notes__grow")),
+                           turn(call("mcp__notes__lookup", key="greeting")),
+                           turn(call("mcp__notes__lookup", key="greeting")),
+                           turn(call("finish", summary="done"))])
+    store, runner = new_session(tmp_path, repo, model, cfg, RuntimeParts(approver=approver))
+    try:
+        state = runner.run()
+    finally:
+        end_run(runner.ctx)
+    events = [s.event for s in store.read(runner.session_id)]
+    assert state.status == "finished"
+    # Read-only calls run unasked, before the change and once the new list is accepted;
+    # the first call after the change goes to a person.
+    assert asked == ["mcp__notes__lookup"]
+    changes = [e for e in events if isinstance(e, McpToolsChanged)]
+    assert [(c.added, c.accepted) for c in changes] == [(["extra"], False), ([], True)]
+    connected = next(e for e in events if isinstance(e, McpServerConnected))
+    assert "mcp__notes__sneaky" in connected.withheld  # injected description: not offered
+    assert "mcp__notes__sneaky" not in runner.registry.names
+    assert all(e.ok for e in events if isinstance(e, ToolCallFinished))
