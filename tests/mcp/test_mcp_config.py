@@ -3,10 +3,12 @@ and the permission rules that name MCP tools."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from codeloop.cli import main
 from codeloop.config import ignored_project_keys, load_settings, project_config_path
 from codeloop.errors import ConfigError
 from codeloop.policy.engine import PolicyEngine
@@ -107,3 +109,13 @@ def test_external_tier_asks_in_every_mode_unless_a_rule_allows(tmp_path: Path, m
                                         "permissions": {"allow": ["mcp__x"],
                                                         "deny": ["mcp__x__poke"]}})
     assert denying.decide("mcp__x__poke", "external", {}, False, tmp_path, "s").action == "deny"
+
+
+def test_policy_check_takes_mcp_tools_as_external(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["policy", "check", "{}", "--tool", "mcp__git__git_reset", "--repo", str(tmp_path),
+            "--no-config", "--mode", "full-auto", "--json"]
+    assert main(base) == 0
+    assert json.loads(capsys.readouterr().out)["action"] == "ask"
+    assert main([*base, "--allow", "mcp__git"]) == 0
+    assert json.loads(capsys.readouterr().out)["action"] == "allow"
