@@ -26,6 +26,7 @@ from codeloop.events import (
 from codeloop.llm.scripted import ScriptedModel
 from codeloop.mcp.settings import McpServer, McpSettings
 from codeloop.session.cleanup import end_run
+from codeloop.session.export import trajectory
 from codeloop.session.setup import RuntimeParts
 from codeloop.session.state import SessionState
 from tests.mcp.conftest import TOKEN, HttpServer, server_pids
@@ -165,3 +166,19 @@ def test_a_server_that_changes_its_tools_mid_session_is_asked_again(
     assert "mcp__notes__sneaky" in connected.withheld  # injected description: not offered
     assert "mcp__notes__sneaky" not in runner.registry.names
     assert all(e.ok for e in events if isinstance(e, ToolCallFinished))
+
+
+def test_the_export_lists_the_mcp_tools_the_model_was_offered(
+        tmp_path: Path, repo: Path, git_server: McpServer) -> None:
+    model = ScriptedModel([turn(call("finish", summary="done"))])
+    store, runner = new_session(tmp_path, repo, model, _settings(git_server))
+    try:
+        runner.run()
+    finally:
+        end_run(runner.ctx)
+    sid = runner.session_id
+    tools = {t["name"]: t for t in trajectory(store.get(sid), store.read(sid), None)["tools"]}
+    assert "read_file" in tools
+    status = tools["mcp__git__git_status"]
+    assert "repo_path" in status["parameters"]["properties"]
+    assert status["description"].startswith("[MCP server git]")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -19,6 +19,8 @@ class McpServerConnected(EventBase):
     withheld: dict[str, str] = Field(default_factory=dict)
     # A digest of the tool list as connected: a later change asks a person again.
     fingerprint: str = ""
+    # What the model is told of each offered tool: name, description, parameters.
+    specs: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class McpServerFailed(EventBase):

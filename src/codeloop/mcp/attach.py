@@ -6,7 +6,7 @@ from __future__ import annotations
 from codeloop.events import McpServerConnected, McpServerFailed
 from codeloop.mcp.connection import McpHub, McpServerError
 from codeloop.mcp.settings import McpSettings
-from codeloop.mcp.tools import ToolWatch, fingerprint, make_tool, screen_tools, tool_name
+from codeloop.mcp.tools import ToolWatch, fingerprint, make_tool, screen_tools
 from codeloop.tools.base import ToolContext
 from codeloop.tools.registry import ToolRegistry
 
@@ -30,12 +30,14 @@ def attach_mcp(settings: McpSettings, registry: ToolRegistry, ctx: ToolContext) 
             continue
         screened = screen_tools(name, result)
         watch.accept(name, result)
-        for spec in screened.offered:
-            registry.add(make_tool(hub, watch, name, spec))
+        tools = [make_tool(hub, watch, name, spec) for spec in screened.offered]
+        for tool in tools:
+            registry.add(tool)
         ctx.emit(McpServerConnected(
-            server=name, transport=servers[name].transport,
-            tools=[tool_name(name, t.name) for t in screened.offered],
-            withheld=screened.withheld, fingerprint=fingerprint(result)))
+            server=name, transport=servers[name].transport, tools=[t.name for t in tools],
+            withheld=screened.withheld, fingerprint=fingerprint(result),
+            specs=[{"name": t.name, "description": t.description, "parameters": t.schema()}
+                   for t in tools]))
     return hub
 
 
