@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
+from codeloop.events import ToolCallFinished
+from codeloop.session.store import SQLiteEventStore
 from mcp import Client, StdioServerParameters
+from tests.mcp.conftest import git_server_command
 from tests.session.helpers import call, make_repo
 
 pytestmark = pytest.mark.interop
@@ -23,10 +26,10 @@ EDIT = call("edit_file", path="calc.py", old="return a - b", new="return a + b")
 FINISH = call("finish", summary="add() adds now")
 
 
-def _server(tmp: Path, repo: Path) -> StdioServerParameters:
+def _server(tmp: Path, repo: Path, config_text: str = "") -> StdioServerParameters:
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "codeloop" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("verify_on_finish = false\n")
+    config.write_text("verify_on_finish = false\n" + config_text)
     env = {k: os.environ[k] for k in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
                                       "CODELOOP_CACHE_DIR") if k in os.environ}
     env["PYTHONPATH"] = f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
@@ -113,3 +116,22 @@ def test_a_repository_outside_the_allowed_roots_is_refused(tmp_path: Path) -> No
             return str(result.content)
 
     assert "outside" in asyncio.run(drive())
+
+
+def test_sessions_started_over_mcp_get_the_users_mcp_servers(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    config = (f"[mcp.servers.git]\ncommand = {json.dumps(git_server_command())}\n"
+              f"args = [\"--repository\", {json.dumps(str(repo))}]\n")
+    status_call = call("mcp__git__git_status", repo_path=str(repo))
+
+    async def drive() -> tuple[str, dict[str, Any]]:
+        async with Client(_server(tmp_path, repo, config)) as client:
+            started = await _tool(client, "start_session", task="look", repo=str(repo),
+                                  model=_script(tmp_path, status_call, FINISH))
+            return started["session_id"], await _settled(client, started["session_id"])
+
+    sid, status = asyncio.run(drive())
+    assert status["status"] == "finished"
+    events = [s.event for s in SQLiteEventStore(tmp_path / "data" / "events.sqlite").read(sid)]
+    done = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert done.name == "mcp__git__git_status" and done.ok and "On branch" in done.output
