@@ -1,14 +1,20 @@
 """A session's MCP servers: started when its runner is built, their screened tools added to
-the registry, every outcome recorded as an event, all stopped when the run ends."""
+the registry, every outcome recorded as an event, all stopped when the run ends.
+
+The SDK is imported only when a server is configured: it costs every command's start-up
+time otherwise (seconds on a busy machine)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from codeloop.events import McpServerConnected, McpServerFailed
-from codeloop.mcp.connection import McpHub, McpServerError
 from codeloop.mcp.settings import McpSettings
-from codeloop.mcp.tools import ToolWatch, fingerprint, make_tool, screen_tools
 from codeloop.tools.base import ToolContext
 from codeloop.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from codeloop.mcp.connection import McpHub
 
 # Where the session's hub lives in `ToolContext.services` (closed by `end_run`).
 MCP_HUB = "mcp_hub"
@@ -19,6 +25,9 @@ def attach_mcp(settings: McpSettings, registry: ToolRegistry, ctx: ToolContext) 
     servers = settings.enabled
     if not servers:
         return None
+    from codeloop.mcp.connection import McpHub, McpServerError
+    from codeloop.mcp.tools import ToolWatch, fingerprint, make_tool, screen_tools
+
     hub = McpHub(servers)
     ctx.services[MCP_HUB] = hub  # first: a failure below still closes what started
     # ctx.emit is the runner's, bound late: it is replaced when the runner is made.
@@ -44,5 +53,5 @@ def attach_mcp(settings: McpSettings, registry: ToolRegistry, ctx: ToolContext) 
 def detach_mcp(ctx: ToolContext) -> None:
     """Stop the session's servers (their processes included)."""
     hub = ctx.services.pop(MCP_HUB, None)
-    if isinstance(hub, McpHub):
+    if hub is not None:
         hub.close()
