@@ -3,6 +3,7 @@ list, injection in descriptions, and no server process left behind."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -132,3 +133,37 @@ def test_tiers_from_annotations() -> None:
     assert tier_of(ToolAnnotations(destructive_hint=False)) == "execute"
     assert tier_of(ToolAnnotations(destructive_hint=True)) == "external"
     assert tier_of(ToolAnnotations()) == "external"  # destructive unless it says otherwise
+
+
+ENV_SERVER = """
+import os
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("env")
+
+
+@server.tool()
+def environment() -> str:
+    return "\\n".join(f"{k}={v}" for k, v in sorted(os.environ.items()))
+
+
+server.run("stdio")
+"""
+
+
+def test_a_stdio_server_gets_only_the_environment_it_is_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-must-not-leak")
+    script = tmp_path / "env_server.py"
+    script.write_text(ENV_SERVER)
+    hub = McpHub({"env": McpServer(command=sys.executable, args=[str(script)],
+                                   env={"NOTES_TOKEN": "given"})})
+    try:
+        assert isinstance(hub.connect()["env"], list)
+        seen = hub.call("env", "environment", {}).content[0].text  # type: ignore[union-attr]
+    finally:
+        hub.close()
+    assert "NOTES_TOKEN=given" in seen
+    assert "must-not-leak" not in seen
+    assert "PATH=" in seen  # the SDK's few safe variables
