@@ -68,6 +68,7 @@ def test_the_model_calls_a_git_server_tool(tmp_path: Path, repo: Path,
     done = _finished(events, "mcp__git__git_status")
     assert done.ok and "modified:   calc.py" in done.output
     assert "[UNTRUSTED TOOL OUTPUT" in done.output and "source=mcp:git" in done.output
+    assert "came from the MCP server git" in done.output
     assert done.untrusted and state.tainted
     # The start event records the settings without the MCP servers (their env may hold tokens).
     started = next(e for e in events if isinstance(e, SessionStarted))
@@ -104,7 +105,7 @@ def test_a_destructive_tool_is_asked_even_in_full_auto(tmp_path: Path, repo: Pat
                             call("mcp__git__git_reset", repo_path=str(repo)))
     assert state.status == "waiting_approval"
     decided = next(e for e in events if isinstance(e, PolicyDecided))
-    assert decided.decision == "ask" and "external" in decided.reason
+    assert decided.decision == "ask" and "asked in every approval mode" in decided.reason
 
 
 def test_an_allow_rule_lets_a_destructive_tool_run(tmp_path: Path, repo: Path,

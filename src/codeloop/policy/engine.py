@@ -193,6 +193,10 @@ class PolicyEngine:
         action = defaults[tier]
         if refusal and action != "allow":  # say why the rule the user wrote did not apply
             return Decision(action, "", refusal, "rules")
+        if tier == "external":
+            return Decision(action, "", "an MCP tool that does not say it is read-only or "
+                            "harmless is asked in every approval mode (an allow rule such as "
+                            "mcp__SERVER lets its tools run)", "mode")
         outcome = "are allowed" if action == "allow" else "need approval"
         return Decision(action, "", f"approval mode {self.mode}: {tier} calls {outcome}", "mode")
 
