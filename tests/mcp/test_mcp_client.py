@@ -167,3 +167,28 @@ def test_a_stdio_server_gets_only_the_environment_it_is_given(
     assert "NOTES_TOKEN=given" in seen
     assert "must-not-leak" not in seen
     assert "PATH=" in seen  # the SDK's few safe variables
+
+
+def test_a_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) -> None:
+    marker = tmp_path / "silent-server-marker"
+    hub = McpHub({"silent": McpServer(command="python3", startup_timeout_s=1, args=[
+        "-c", "import sys, time; time.sleep(120)", str(marker)])})
+    began = time.monotonic()
+    try:
+        result = hub.connect()["silent"]
+    finally:
+        hub.close()
+    assert isinstance(result, McpServerError) and "within 1 s" in result.message
+    assert time.monotonic() - began < 15
+    assert not _pids_with(str(marker)), "the silent server outlived the session"
+
+
+def _pids_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

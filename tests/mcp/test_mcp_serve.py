@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client, StdioServerParameters
 
 from codeloop.events import ToolCallFinished
 from codeloop.session.store import SQLiteEventStore
-from mcp import Client, StdioServerParameters
 from tests.mcp.conftest import git_server_command
 from tests.session.helpers import call, make_repo
 

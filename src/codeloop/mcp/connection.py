@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import math
 import tempfile
 import threading
 from collections.abc import Coroutine, Mapping
 from contextlib import AsyncExitStack
 from typing import IO, Any, TypeVar
 
+import anyio
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -62,14 +64,16 @@ class McpHub:
                 self._hold(name, config, ready), self._loop)
         out: dict[str, list[Tool] | McpServerError] = {}
         for name, ready in readies.items():
-            timeout = self.servers[name].startup_timeout_s
+            # The holder enforces the start-up timeout itself, so that it stops the server
+            # before it ends; waiting longer here is only against a shutdown that hangs.
+            timeout = self.servers[name].startup_timeout_s + _CLOSE_TIMEOUT_S
             try:
                 out[name] = ready.result(timeout=timeout)
             except concurrent.futures.TimeoutError:
                 self._holders[name].cancel()
-                out[name] = McpServerError(
-                    f"MCP server {name!r} did not list its tools within {timeout:g} s",
-                    f"check that it starts on its own; raise mcp.servers.{name}.startup_timeout_s")
+                out[name] = _too_slow(name, self.servers[name])
+            except McpServerError as exc:
+                out[name] = exc
             except Exception as exc:
                 out[name] = McpServerError(f"MCP server {name!r} failed to start: "
                                            f"{_describe(exc)}{self._stderr_tail(name)}",
@@ -129,17 +133,25 @@ class McpHub:
     async def _hold(self, name: str, config: McpServer,
                     ready: concurrent.futures.Future[list[Tool]]) -> None:
         """Connect, list the tools, and keep the connection until `close`."""
+        # A deadline for the start only, lifted once the tools are listed. Cancelling by this
+        # scope (never by cancelling the task from outside) lets the SDK stop the server.
+        scope = anyio.CancelScope(deadline=anyio.current_time() + config.startup_timeout_s)
         try:
-            async with AsyncExitStack() as stack:
-                client = Client(await self._transport(name, config, stack),
-                                client_info=Implementation(name="codeloop", version=__version__),
-                                read_timeout_seconds=config.call_timeout_s)
-                await stack.enter_async_context(client)
-                tools = await _all_tools(client, refresh=False)
-                self._clients[name] = client
-                ready.set_result(tools)
-                assert self._stop is not None
-                await self._stop.wait()
+            with scope:
+                async with AsyncExitStack() as stack:
+                    client = Client(await self._transport(name, config, stack),
+                                    client_info=Implementation(name="codeloop",
+                                                               version=__version__),
+                                    read_timeout_seconds=config.call_timeout_s)
+                    await stack.enter_async_context(client)
+                    tools = await _all_tools(client, refresh=False)
+                    scope.deadline = math.inf
+                    self._clients[name] = client
+                    ready.set_result(tools)
+                    assert self._stop is not None
+                    await self._stop.wait()
+            if scope.cancelled_caught and not ready.done():
+                ready.set_exception(_too_slow(name, config))
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception)
@@ -195,6 +207,12 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_describe(e) for e in exc.exceptions)
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _too_slow(name: str, config: McpServer) -> McpServerError:
+    return McpServerError(
+        f"MCP server {name!r} did not list its tools within {config.startup_timeout_s:g} s",
+        f"check that it starts on its own; raise mcp.servers.{name}.startup_timeout_s")
 
 
 def _hint(name: str, config: McpServer) -> str:
