@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.pty_driver import run_in_pty
+from tests.cli.test_cli import cli
 from tests.mcp.conftest import git_server_command, server_pids
 from tests.session.helpers import make_repo
 
@@ -40,7 +41,35 @@ def test_run_offers_asks_and_stops_the_users_mcp_server(tmp_path: Path) -> None:
     assert re.search(r"MCP server git: \d+ tools", text)
     assert len(live.prompts) == 1  # git_status is read-only: only the reset is asked
     assert "mcp__git__git_reset" in SGR.sub("", live.prompts[0].decode())
+    assert _gone(str(tmp_path)), "the run left its MCP server running"
+
+
+def test_mcp_list_checks_each_configured_server(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    config = tmp_path / "config" / "codeloop" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        f"[mcp.servers.git]\ncommand = {json.dumps(git_server_command())}\n"
+        f"args = [\"--repository\", {json.dumps(str(repo))}]\n"
+        "[mcp.servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n"
+        "[mcp.servers.off]\ncommand = \"/nonexistent/other\"\nenabled = false\n")
+    out = cli(tmp_path, "mcp-list", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["server"]: r for r in json.loads(out.stdout)}
+    tiers = {t["name"]: t["tier"] for t in rows["git"]["tools"]}
+    assert tiers["mcp__git__git_status"] == "read"
+    assert tiers["mcp__git__git_reset"] == "external"
+    assert rows["git"]["error"] is None
+    assert "/nonexistent/mcp-server" in rows["broken"]["error"]
+    assert rows["off"] == {"server": "off", "transport": "stdio", "enabled": False,
+                           "error": None, "tools": []}
+    table = cli(tmp_path, "mcp-list")
+    assert "mcp__git__git_status" in table.stdout and "disabled" in table.stdout
+    assert _gone(str(tmp_path)), "mcp-list left a server running"
+
+
+def _gone(marker: str) -> bool:
     deadline = time.monotonic() + 10
-    while server_pids(str(tmp_path)) and time.monotonic() < deadline:
+    while server_pids(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert server_pids(str(tmp_path)) == []
+    return not server_pids(marker)
