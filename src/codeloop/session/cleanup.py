@@ -18,9 +18,9 @@ def drop_view_index(workspace: Workspace) -> None:
 
 
 def end_run(ctx: ToolContext) -> None:
-    """A runner has stopped (finished, paused or failed): stop its MCP servers, release its
-    view's index. A later
-    resume seeds a new one from the repository's index and re-parses only what differs."""
+    """A runner has stopped (finished, paused or failed): stop its MCP servers and release
+    its view's index. A later resume starts the servers again, seeds a new index from the
+    repository's and re-parses only what differs."""
     ctx.services.pop("index", None)
     detach_mcp(ctx)
     drop_view_index(ctx.workspace)
