@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codeloop.errors import ConfigError
+from codeloop.mcp.settings import McpSettings
 from codeloop.project_trust import Screened, is_trusted, screen
 from codeloop.sandbox.egress_rules import BadEntry, parse_entry
 from codeloop.workspace.hostfs import SafeRoot
@@ -165,6 +166,8 @@ class Settings(BaseModel):
     server: ServerSettings = Field(default_factory=ServerSettings)
     handoff: HandoffSettings = Field(default_factory=HandoffSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    # MCP servers: from the user's own config file only (see `project_layer`).
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @property
     def plans_need_approval(self) -> bool:
@@ -289,14 +292,24 @@ def settings_from(data: dict[str, Any], hint: str | None = None) -> Settings:
         ) from exc
 
 
+# Keys a repository's config file never sets, even once trusted.
+USER_ONLY_KEYS = ("mcp",)
+
+
 def project_layer(repo: Path, user: dict[str, Any], env: dict[str, str] | None = None
                   ) -> Screened:
     """The repository's config file as far as it may apply, and what was left out."""
     path = project_config_path(repo)
     raw = _read_project_toml(repo, path)
+    # An MCP server is a process started on the host (or a service handed the user's
+    # headers): only the user's own file declares one, trusted repository or not.
+    own_only = [key for key in USER_ONLY_KEYS if key in raw]
+    raw = {k: v for k, v in raw.items() if k not in USER_ONLY_KEYS}
     if not raw or is_trusted(repo, path, data_dir(env)):
-        return Screened(raw)
-    return screen(raw, merge_layers(Settings().model_dump(), user))
+        return Screened(raw, own_only)
+    screened = screen(raw, merge_layers(Settings().model_dump(), user))
+    screened.ignored.extend(own_only)
+    return screened
 
 
 def ignored_project_keys(repo: Path, env: dict[str, str] | None = None,

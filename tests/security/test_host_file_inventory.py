@@ -283,7 +283,9 @@ ALLOWED: dict[str, str] = {
     "codeloop.policy.hook_pins:_state:os.open": "user: a hook file outside the repository the user named in their config; O_NONBLOCK, fstat'ed, hashed only",
     "codeloop.policy.hook_pins:_state:os.path.lexists": "user: tells a hook path that SafeRoot would not reach from one that is absent (never followed)",
     "codeloop.memory.instructions:user_instructions:*.read_bytes": "user: the user's own ~/.config/codeloop/AGENTS.md",
-    "codeloop.cli.server_cmds:_roots:*.is_dir": "user: an --allow-root directory the operator names",
+    "codeloop.cli.server_cmds:allowed_roots:*.is_dir": "user: an --allow-root directory the operator names",
+    "codeloop.mcp.connection:McpHub._transport:tempfile.TemporaryFile": (
+        "ours: an unnamed temporary file holding a stdio MCP server's stderr"),
     "codeloop.private_paths:private_dir:*.mkdir": "ours: the data dir, made 0700",
     "codeloop.private_paths:private_file:os.open": "ours: the event log and token files, made 0600 with O_EXCL",
     "codeloop.private_paths:tighten:os.stat": "ours: the data dir and its private files",

@@ -15,6 +15,7 @@ from codeloop.demo import DEMO_TASK, make_demo_repo, script_path
 from codeloop.errors import CodeloopError
 from codeloop.llm.router import RoleModels
 from codeloop.llm.scripted import ScriptedModel
+from codeloop.mcp.settings import McpSettings
 from codeloop.session.setup import new_session_id, open_store, start_session
 
 console = terminal_console()
@@ -37,6 +38,8 @@ def register(app: typer.Typer) -> None:
         # The repository outlives the command: `diff`, `apply` and `undo` need it afterwards.
         repo = make_demo_repo(keep or data_dir() / "demo" / sid).resolve()
         settings = load_settings(repo, {"model": f"scripted:{script_path()}"})
+        # Offline and the same for everyone: the user's MCP servers are not started.
+        settings = settings.model_copy(update={"mcp": McpSettings()})
         model = ScriptedModel.from_file(script_path())
         start_session(store, DEMO_TASK, repo, settings, model.name, session_id=sid)
         state = drive(store, sid, repo, settings, RoleModels.single(model), json_out)

@@ -7,7 +7,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, cast, get_args
 
 import typer
 from rich.table import Table
@@ -55,8 +55,9 @@ def check_command(
     subject: str = typer.Argument(..., help="The command (for run), a path, a patch file for "
                                   "apply_patch (- for stdin), or JSON arguments for other tools."),
     tool: str = typer.Option("run", "--tool", help="Tool name: run, edit_file, read_file, ..."),
-    tier: str | None = typer.Option(None, "--tier", help="The tier: read, write, execute or network "
-                                    "(default: the tool's usual tier)."),
+    tier: str | None = typer.Option(None, "--tier", help="The tier: read, write, execute, network or "
+                                    "external (default: the tool's usual tier; external for "
+                                    "mcp__ tools)."),
     repo: Annotated[Path, repo_option("The repository the rules are relative to "
                                       "(default: the current directory).")] = HERE,
     mode: str | None = typer.Option(None, "--mode", help="Approval mode to assume."),
@@ -82,9 +83,11 @@ def check_command(
     })
     engine.pin_hooks(repo.resolve())
     args = _call_args(tool, subject)
-    call_tier = tier or _TIERS.get(tool, "network")
-    if call_tier not in ("read", "write", "execute", "network"):
-        raise CodeloopError(f"unknown tier {call_tier!r}", "use read, write, execute or network")
+    # An MCP tool's tier comes from its server's annotations, unknown here: the cautious one.
+    call_tier = tier or _TIERS.get(tool, "external" if tool.startswith("mcp__") else "network")
+    if call_tier not in get_args(Tier):
+        raise CodeloopError(f"unknown tier {call_tier!r}",
+                            "use read, write, execute, network or external")
     decision = engine.decide(tool, cast(Tier, call_tier), args, tainted, repo.resolve(),
                              "policy-check")
     analysis = analyse(args["command"]) if tool == "run" else None

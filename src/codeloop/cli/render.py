@@ -29,6 +29,25 @@ def short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def mcp_line(data: dict[str, Any]) -> Text:
+    """One line for an MCP server's event; names from a server are foreign text."""
+    server = shown(data["server"], "bold")
+    if data["type"] == "mcp_server_failed":
+        return Text.assemble(("MCP server ", "red"), server, (" failed: ", "red"),
+                             shown(data["error"]))
+    if data["type"] == "mcp_tools_changed":
+        what = "accepted its new tool list" if data["accepted"] else (
+            "changed its tools; its next call asks you (added: "
+            f"{', '.join(data['added']) or '-'}, removed: {', '.join(data['removed']) or '-'}, "
+            f"changed: {', '.join(data['changed']) or '-'})")
+        return Text.assemble(("MCP server ", "yellow"), server, " ", shown(what))
+    line = Text.assemble(("MCP server ", "cyan"), server, f": {len(data['tools'])} tools")
+    if data["withheld"]:
+        line.append_text(Text.assemble(("; withheld: ", "yellow"),
+                                       shown(", ".join(data["withheld"]))))
+    return line
+
+
 def changed(changes: dict[str, Any], prefix: str = "") -> str:
     """`base_url → http://…, budgets.max_steps → 5`: a settings change in one line."""
     return ", ".join(changed(v, f"{prefix}{k}.") if isinstance(v, dict) else f"{prefix}{k} → {v}"
@@ -113,6 +132,8 @@ class LiveRenderer:
                           title=f"session {stored.session_id}", border_style="cyan"))
         elif kind == "session_resumed":
             c.print(f"[cyan]resumed[/] (interrupted calls: {len(data['interrupted_calls'])})")
+        elif kind in ("mcp_server_connected", "mcp_server_failed", "mcp_tools_changed"):
+            c.print(mcp_line(data))
         elif kind == "settings_overridden":
             c.print(f"[cyan]settings changed[/] from here on: {markup_safe(changed(data['changes']))}")
         elif kind == "model_call_finished":

@@ -44,7 +44,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _roots(flags: list[Path]) -> list[Path]:
+def allowed_roots(flags: list[Path]) -> list[Path]:
     """--allow-root values plus `[server] allowed_roots`; the current directory if none."""
     configured = [Path(r).expanduser() for r in load_settings().server.allowed_roots]
     roots = [*flags, *configured] or [Path.cwd()]
@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
         from codeloop.server.app import create_app
 
         base = data or default_data_dir()
-        roots = _roots(allow_root or [])
+        roots = allowed_roots(allow_root or [])
         app_ = create_app(base, allowed_roots=roots, per_user=per_user, max_workers=workers)
         sock = _bind(host, port)
         bound_host, bound_port = sock.getsockname()[:2]

@@ -126,8 +126,11 @@ def register(app: typer.Typer) -> None:
             "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
             "wall_clock_s": timeout})
         # The key is never in the log: it is the user's, as configured now.
-        settings, override = with_overrides(state, flags, load_settings(repo).api_key)
-        settings = settings.model_copy(update={"model": settings.model or row.model})
+        own = load_settings(repo)
+        settings, override = with_overrides(state, flags, own.api_key)
+        # MCP servers are not in the log either: the user's, as configured now.
+        settings = settings.model_copy(update={"model": settings.model or row.model,
+                                               "mcp": own.mcp})
         models = make_role_models(settings)
         main = main_choice(settings)
         try:

@@ -35,6 +35,7 @@ from codeloop.events.changes import (
     StepStatus,
 )
 from codeloop.events.handoff import BranchCommitted, CommitMessageWritten, PullRequestOpened
+from codeloop.events.mcp import McpServerConnected, McpServerFailed, McpToolsChanged
 from codeloop.events.model import (
     AuxiliaryModelCall,
     ModelCallFailed,
@@ -109,7 +110,10 @@ KnownEvent = Annotated[
     | ReviewDecided
     | CommitMessageWritten
     | BranchCommitted
-    | PullRequestOpened,
+    | PullRequestOpened
+    | McpServerConnected
+    | McpServerFailed
+    | McpToolsChanged,
     Field(discriminator="type"),
 ]
 
@@ -172,6 +176,9 @@ __all__ = [
     "InstructionSource",
     "KnownEvent",
     "LoopDetected",
+    "McpServerConnected",
+    "McpServerFailed",
+    "McpToolsChanged",
     "ModelCallFailed",
     "ModelCallFinished",
     "ModelCallStarted",

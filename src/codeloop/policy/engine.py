@@ -35,13 +35,18 @@ from codeloop.policy.untrusted import inspect, wrap_untrusted
 from codeloop.tools.base import Tier
 
 Action = Literal["allow", "ask", "deny"]
-Source = Literal["rules", "hook", "mode", "default", "taint"]
+Source = Literal["rules", "hook", "mode", "default", "taint", "tool"]
 ApprovalMode = Literal["ask", "auto-edit", "full-auto"]
 
+# "external" (an MCP tool of unknown or destructive effect) asks in every mode: only an
+# allow rule (`mcp__git__*`) or a hook lets it run unasked.
 _MODE_DEFAULTS: dict[str, dict[str, Action]] = {
-    "ask": {"read": "allow", "write": "ask", "execute": "ask", "network": "ask"},
-    "auto-edit": {"read": "allow", "write": "allow", "execute": "ask", "network": "ask"},
-    "full-auto": {"read": "allow", "write": "allow", "execute": "allow", "network": "allow"},
+    "ask": {"read": "allow", "write": "ask", "execute": "ask", "network": "ask",
+            "external": "ask"},
+    "auto-edit": {"read": "allow", "write": "allow", "execute": "ask", "network": "ask",
+                  "external": "ask"},
+    "full-auto": {"read": "allow", "write": "allow", "execute": "allow", "network": "allow",
+                  "external": "ask"},
 }
 _SECRET_FILES = pathspec.GitIgnoreSpec.from_lines([
     ".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*",
@@ -195,6 +200,10 @@ class PolicyEngine:
         action = defaults[tier]
         if refusal and action != "allow":  # say why the rule the user wrote did not apply
             return Decision(action, "", refusal, "rules")
+        if tier == "external":
+            return Decision(action, "", "an MCP tool that does not say it is read-only or "
+                            "harmless is asked in every approval mode (an allow rule such as "
+                            "mcp__SERVER lets its tools run)", "mode")
         outcome = "are allowed" if action == "allow" else "need approval"
         return Decision(action, "", f"approval mode {self.mode}: {tier} calls {outcome}", "mode")
 

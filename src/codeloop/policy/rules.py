@@ -3,6 +3,7 @@ and what a tool call looks like to them (its commands or its paths)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ _FAMILIES: dict[str, tuple[str, frozenset[str]]] = {
 }
 _PATH_KEYS = ("path", "file_path", "file", "filename", "paths", "files", "directory", "dir")
 _PATCH_KEYS = ("patch", "diff", "input", "content", "text")
-_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.S)
+_RULE = re.compile(r"^\s*([A-Za-z_*?][A-Za-z0-9_.:*?-]*)\s*(?:\((.*)\))?\s*$", re.S)
 _ENVELOPE_HEADERS = ("*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:")
 _SEARCH_HEAD = re.compile(r"^<{5,9} ?SEARCH\s*$")
 _REPLACE_TAIL = re.compile(r"^>{5,9} ?REPLACE\s*$")
@@ -121,6 +122,8 @@ class Rule:
     tools: frozenset[str]
     command: CommandPattern | None = None
     path: _PathPattern | None = None
+    # A pattern over tool names (`mcp__git__*`), for tools that exist only at run time.
+    names: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Rule:
@@ -136,8 +139,12 @@ class Rule:
         tool, spec = m.group(1), m.group(2)
         fam = _FAMILIES.get(tool.lower())
         family, tools = (fam[0], fam[1]) if fam else (None, frozenset({tool}))
+        names = _name_pattern(tool) if fam is None else None
         if spec is None:
-            return cls(text.strip(), tool, family, tools)
+            return cls(text.strip(), tool, family, tools, names=names)
+        if names is not None:
+            raise PolicyConfigError(f"permission rule {text!r}: a tool-name pattern takes no "
+                                    "argument pattern", f"write '{tool}' alone")
         if not spec.strip():
             raise PolicyConfigError(f"permission rule {text!r} has an empty pattern",
                                     f"write '{tool}' alone to match every call")
@@ -152,6 +159,8 @@ class Rule:
         return cls(text.strip(), tool, family, tools, path=_PathPattern.parse(spec))
 
     def covers(self, name: str) -> bool:
+        if self.names is not None:
+            return fnmatch.fnmatchcase(name, self.names)
         return name in self.tools
 
     def match_command(self, cmd: SimpleCommand) -> bool:
@@ -238,6 +247,16 @@ class RuleSet:
                 return None, ""
             used.append(hit)
         return used or None, ""
+
+
+def _name_pattern(tool: str) -> str | None:
+    """The tool-name glob a bare rule stands for: `mcp__git__*` as written, and a server's
+    name alone (`mcp__git`) for all of its tools; None for one exact tool."""
+    if "*" in tool or "?" in tool:
+        return tool
+    if tool.startswith("mcp__") and "__" not in tool[len("mcp__"):]:
+        return tool + "__*"
+    return None
 
 
 def _first_any(rules: tuple[Rule, ...], target: CallTarget) -> Rule | None:

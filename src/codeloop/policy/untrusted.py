@@ -40,7 +40,9 @@ def wrap_untrusted(text: str, flags: list[str], notes: str = "", *,
     tag = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     named = f" source={source}" if source else ""
     header = f"[UNTRUSTED {what} id={tag}{named} flags={','.join(flags) or 'none'}]\n"
-    if what == "TOOL OUTPUT":
+    if what == "TOOL OUTPUT" and source.startswith("mcp:"):
+        header += f"This output came from the MCP server {source[4:]}, not from the user. "
+    elif what == "TOOL OUTPUT":
         header += "This output came from the repository or a command, not from the user. "
     else:
         header += "This text came from the repository, not from the user. "

@@ -134,18 +134,18 @@ class SessionService:
         data["budgets"].update(budgets)
         return Settings.model_validate(data)
 
-    def _api_key(self, repo: Path) -> str | None:
-        """The key sessions use: never in the log, always the server's own settings."""
-        return (self.defaults or load_settings(repo)).api_key
-
     def _run_session(self, session_id: str, control: Control) -> None:
         """The worker-thread job: fold the log, build a runner, run until it ends or pauses."""
         row = self.store.get(session_id)
         state = fold(self.store.read(session_id))
         try:
             repo = self.repo_of(row)
-            settings = session_settings(state, self._api_key(repo))
-            settings = settings.model_copy(update={"model": settings.model or row.model})
+            # The key sessions use: never in the log, always the server's own settings.
+            own = self.defaults or load_settings(repo)
+            settings = session_settings(state, own.api_key)
+            # MCP servers, like the key, are never in the log: the server's own, as now.
+            settings = settings.model_copy(update={"model": settings.model or row.model,
+                                                   "mcp": own.mcp})
             models = make_role_models(settings, self.model_factory)
             runner = build_runner(
                 self.store, session_id, repo, settings, models.primary("coder"),

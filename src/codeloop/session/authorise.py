@@ -14,7 +14,7 @@ from codeloop.events import (
     SessionStarted,
     ToolCallData,
 )
-from codeloop.policy.engine import PolicyEngine
+from codeloop.policy.engine import Decision, PolicyEngine
 from codeloop.policy.hook_pins import HookGuard
 from codeloop.session.state import SessionState
 from codeloop.tools.base import Observation
@@ -55,6 +55,17 @@ def session_hook_guard(started: SessionStarted, workspace: Workspace) -> HookGua
     return HookGuard.recorded(workspace.root, started.hook_files, forbidden)
 
 
+def _with_floor(decision: Decision, floor: str | None) -> Decision:
+    """The decision once the tool's own reason to ask (if any) is added: an allow becomes an
+    ask, an ask tells the person that reason too."""
+    if floor is None:
+        return decision
+    if decision.action == "allow":
+        return Decision("ask", "", floor, "tool")
+    return Decision(decision.action, decision.rule, f"{decision.reason}; {floor}",
+                    decision.source)
+
+
 class Gatekeeper:
     """Records each decision as an event; approvals are bound to the exact call's digest."""
 
@@ -79,6 +90,8 @@ class Gatekeeper:
             # The engine fails closed itself: an error inside it comes back as a deny.
             decision = self.policy.decide(call.name, checked.tool.tier, args, state.tainted, cwd,
                                           session_id)
+            decision = _with_floor(decision, checked.tool.approval_floor()
+                                   if decision.action != "deny" else None)
             self.emit(PolicyDecided(call_id=call.id, decision=decision.action,
                                     rule=decision.rule, reason=decision.reason,
                                     source=decision.source))

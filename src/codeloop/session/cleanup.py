@@ -1,11 +1,12 @@
 """What a session leaves behind once it is done with its workspace: the view's own index, its
-egress proxy."""
+egress proxy, its MCP servers."""
 
 from __future__ import annotations
 
 import os
 
 from codeloop.index.registry import discard_index
+from codeloop.mcp.attach import detach_mcp
 from codeloop.session.network import NETWORK, SessionNetwork
 from codeloop.tools.base import ToolContext
 from codeloop.workspace.base import Workspace
@@ -19,10 +20,11 @@ def drop_view_index(workspace: Workspace) -> None:
 
 
 def end_run(ctx: ToolContext) -> None:
-    """A runner has stopped (finished, paused or failed): release its view's index and stop
-    its egress proxy. A later resume seeds a new index from the repository's and re-parses
-    only what differs, and starts a new proxy."""
+    """A runner has stopped (finished, paused or failed): stop its MCP servers and egress
+    proxy and release its view's index. A later resume starts new ones, seeds a new index from
+    the repository's and re-parses only what differs."""
     ctx.services.pop("index", None)
+    detach_mcp(ctx)
     network = ctx.services.pop(NETWORK, None)
     if isinstance(network, SessionNetwork):
         network.close()

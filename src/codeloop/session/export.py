@@ -10,7 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codeloop.context.messages import build_messages
 from codeloop.errors import CodeloopError
-from codeloop.events import Event, FileEdited, ModelCallStarted, SessionStarted, StoredEvent
+from codeloop.events import (
+    Event,
+    FileEdited,
+    McpServerConnected,
+    ModelCallStarted,
+    SessionStarted,
+    StoredEvent,
+)
 from codeloop.session.state import SessionState, apply, fold, summary_dict
 from codeloop.session.store import SessionRow
 
@@ -44,12 +51,22 @@ def trajectory(row: SessionRow, events: list[StoredEvent], diff: str | None,
         "session": {"id": row.id, "created": row.created, "repo": row.repo, "model": row.model,
                     "status": row.status},
         "summary": summary_dict(fold(events)),
-        "tools": state.started.tools if state.started else [],
+        "tools": _tools(state, events),
         "requests": requests,
         "events": [{"seq": s.seq, **s.event.model_dump(mode="json")} for s in events],
         "diff": diff,
         "diff_source": diff_source,
     }
+
+
+def _tools(state: SessionState, events: list[StoredEvent]) -> list[dict[str, Any]]:
+    """The built-in tools from the start, then each MCP server's as it last connected (a
+    resumed run connects again)."""
+    tools = {t["name"]: t for t in (state.started.tools if state.started else [])}
+    for stored in events:
+        if isinstance(stored.event, McpServerConnected):
+            tools.update((t["name"], t) for t in stored.event.specs)
+    return list(tools.values())
 
 
 def logged_diff(events: list[StoredEvent]) -> str:

@@ -20,6 +20,7 @@ from codeloop.events import (
 )
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.redact import Redacted, Redactor
+from codeloop.policy.untrusted import wrap_untrusted
 from codeloop.tools.base import Observation
 
 
@@ -43,6 +44,9 @@ def screen(call: ToolCallData, obs: Observation, policy: PolicyEngine | None,
         post = policy.post_tool(call.name, call.arguments or {}, text, error=error, cwd=cwd,
                                 session_id=session_id)
         text, error, untrusted = post.text, post.error, untrusted or post.untrusted
+        if obs.source and not post.untrusted:  # fenced even when nothing was flagged
+            text = wrap_untrusted(text, [], source=obs.source) if text else text
+            error = wrap_untrusted(error, [], source=obs.source) if error else error
     found: Counter[str] = Counter()
     text = redactor.redact_data(text, found)
     error = redactor.redact_data(error, found)

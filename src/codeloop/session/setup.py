@@ -15,6 +15,8 @@ from codeloop.errors import CodeloopError, ConfigError
 from codeloop.events import NetworkHostAllowed, SessionStarted
 from codeloop.llm.router import Router
 from codeloop.llm.types import DeltaCallback, Model
+from codeloop.mcp.attach import attach_mcp, detach_mcp
+from codeloop.mcp.settings import McpSettings
 from codeloop.memory.instructions import (
     InstructionText,
     repository_instructions,
@@ -82,8 +84,9 @@ def new_session_id() -> str:
 
 
 def public_settings(settings: Settings) -> dict[str, Any]:
-    """The settings as recorded in the log: never the key."""
-    return settings.model_dump(mode="json", exclude={"api_key"})
+    """The settings as recorded in the log: never the key, nor the MCP servers (their `env`
+    and `headers` hold tokens; which servers connected is recorded by their own events)."""
+    return settings.model_dump(mode="json", exclude={"api_key", "mcp"})
 
 
 def session_redactor(settings: Settings) -> Redactor:
@@ -204,6 +207,8 @@ class RuntimeParts:
     finish_gate: FinishGate | None = None
     control: Control | None = None
     toolchain: Toolchain | None = None
+    # The MCP servers to start (None: the settings' own, which come from the user's config).
+    mcp: McpSettings | None = None
 
 
 def build_runner(
@@ -229,7 +234,7 @@ def build_runner(
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
-    return Runner(
+    runner = Runner(
         store, session_id, model, registry or default_registry(network=network is not None),
         ctx, settings.budgets,
         policy=policy, approver=parts.approver, finish_gate=gate,
@@ -239,3 +244,11 @@ def build_runner(
         plan_approval=settings.plans_need_approval, redactor=session_redactor(settings),
         router=router,
     )
+    # After the runner: connecting records events through it. The caller's `end_run`
+    # stops the servers; if the runner is never handed back, stop them here.
+    try:
+        attach_mcp(parts.mcp if parts.mcp is not None else settings.mcp, runner.registry, ctx)
+    except BaseException:
+        detach_mcp(ctx)
+        raise
+    return runner

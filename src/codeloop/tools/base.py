@@ -16,7 +16,9 @@ from codeloop.events import Event
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.workspace.base import Workspace
 
-Tier = Literal["read", "write", "execute", "network"]
+# "external": a tool of an MCP server that says nothing of its effects, or says they
+# destroy: every approval mode asks, unless an allow rule or a hook says otherwise.
+Tier = Literal["read", "write", "execute", "network", "external"]
 
 
 class ToolArgs(BaseModel):
@@ -35,6 +37,9 @@ class Observation:
     truncated: bool = False
     untrusted: bool = False
     data: dict[str, Any] = field(default_factory=dict)
+    # Where output from outside the repository came from (an MCP server): such output is
+    # always fenced as untrusted data, flagged or not.
+    source: str = ""
     # Set by `finish` (and anything else that ends the session) to stop the loop.
     ends_session: bool = False
 
@@ -76,6 +81,15 @@ class Tool(ABC):
 
     def schema(self) -> dict[str, Any]:
         return copy.deepcopy(_args_schema(self.args_model))
+
+    def check_arguments(self, arguments: dict[str, Any]) -> str | None:
+        """A problem with the raw arguments the args model cannot see (None: none)."""
+        return None
+
+    def approval_floor(self) -> str | None:
+        """Why this call must go to a person even where the policy allows it (None: no need);
+        a deny still wins."""
+        return None
 
 
 @functools.cache

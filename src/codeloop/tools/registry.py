@@ -56,6 +56,10 @@ class ToolRegistry:
                 error=(f"the arguments of {call.name} are not a valid JSON object: "
                        f"{call.raw_arguments[:300]!r}; send the arguments as one JSON object"),
             )
+        problem = tool.check_arguments(call.arguments)
+        if problem is not None:
+            return Observation(ok=False, data={"malformed": True},
+                               error=f"invalid arguments for {call.name}: {problem}")
         try:
             args = tool.args_model.model_validate(call.arguments)
         except ValidationError as exc:

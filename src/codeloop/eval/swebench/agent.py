@@ -25,6 +25,7 @@ from codeloop.events import (
     VerificationRan,
 )
 from codeloop.llm.types import Model
+from codeloop.mcp.settings import McpSettings
 from codeloop.sandbox.environment import Toolchain
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.session.cleanup import end_run
@@ -84,7 +85,8 @@ def keep_source_changes(diff: str, repo: Path) -> str:
 
 def eval_settings(settings: Settings, inst: SweInstance, env: TaskEnv) -> Settings:
     """The session's settings for one task: its own test command as the verifier's, over the
-    test files of FAIL_TO_PASS / PASS_TO_PASS; unattended, so nothing waits for a person."""
+    test files of FAIL_TO_PASS / PASS_TO_PASS; unattended, so nothing waits for a person, and
+    with the built-in tools alone (the user's MCP servers would make runs incomparable)."""
     verify = {
         **settings.verify, "test": env.verifier_test_cmd,
         "baseline_target": " ".join(inst.test_files()) or None,
@@ -92,7 +94,7 @@ def eval_settings(settings: Settings, inst: SweInstance, env: TaskEnv) -> Settin
         "lint": [], "typecheck": [], "security": [],
     }
     return settings.model_copy(update={"verify": verify, "verify_on_finish": True,
-                                       "approval_mode": "full-auto"})
+                                       "approval_mode": "full-auto", "mcp": McpSettings()})
 
 
 def deny_unattended(request: ApprovalRequested, call: ToolCallData) -> ApprovalGiven:
