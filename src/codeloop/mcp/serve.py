@@ -20,8 +20,9 @@ from codeloop.config import Settings
 from codeloop.errors import CodeloopError
 from codeloop.private_paths import private_dir
 from codeloop.server.auth import ADMIN_USER
-from codeloop.server.notify import Notifier, NotifyingStore
+from codeloop.server.notify import Notifier, live_store
 from codeloop.server.service import ModelFactory, SessionService
+from codeloop.session.stores import database_url
 
 # The person on this machine who holds the data directory: as on the HTTP server's admin
 # token, they see their own sessions and the command line's.
@@ -51,7 +52,8 @@ def build_server(data_dir: Path, roots: Sequence[Path], *,
                  defaults: Settings | None = None) -> MCPServer[Any]:
     """The MCP server over the sessions under `data_dir`, opening repositories only in `roots`."""
     private_dir(data_dir)
-    store = NotifyingStore(data_dir / "events.sqlite", Notifier())
+    # The store the HTTP server would use (PostgreSQL when configured); nothing here tails it.
+    store, _listener = live_store(data_dir, Notifier(), database_url())
     service = SessionService(data_dir, store, roots, model_factory, defaults=defaults)
 
     @contextlib.asynccontextmanager
