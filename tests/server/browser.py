@@ -27,7 +27,11 @@ def require_chromium() -> Any:
         print(f"browser tests skipped: {CHROMIUM} is missing (apt-get install -y chromium)")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)",
                     allow_module_level=True)
-    return pytest.importorskip("playwright.sync_api")
+    api = pytest.importorskip("playwright.sync_api")
+    # A session verifies and edits between what a test waits for; on a loaded 2-core machine
+    # (CI, or a suite running beside other work) that takes longer than Playwright's 5 s.
+    api.expect.set_options(timeout=30_000)
+    return api
 
 
 @dataclass

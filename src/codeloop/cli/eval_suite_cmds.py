@@ -28,7 +28,7 @@ def run(
         "--out", "-o", metavar="FILE", help="Append one JSON line per task; tasks already in "
         "it (for this model) are skipped, so a stopped run resumes.")] = None,
     workers: Annotated[int, typer.Option(
-        "--workers", "-j", metavar="N", min=1, help="Tasks run at once (processes).")] = 1,
+        "--workers", metavar="N", min=1, help="Tasks run at once (processes).")] = 1,
     task_id: Annotated[list[str] | None, typer.Option(
         "--task", metavar="ID", help="Only this task (repeatable).")] = None,
     work_dir: Annotated[Path | None, typer.Option(
