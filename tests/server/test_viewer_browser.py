@@ -95,6 +95,15 @@ def test_uploaded_trajectory_in_the_served_viewer(tmp_path: Path, data_dir: Path
         page.locator("#v-file").set_input_files(write({"format": "other"}, tmp_path / "x.json"))
         expect(page.locator("#v-error")).to_contain_text("not a codeloop trajectory")
         expect(page.locator("#v-doc")).to_be_hidden()
+        page.evaluate("""text => {
+            const data = new DataTransfer();
+            data.items.add(new File([text], "dropped.json", { type: "application/json" }));
+            document.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true,
+                                                           cancelable: true }));
+        }""", json.dumps(doc))
+        expect(page.locator("#v-doc")).to_be_visible()
+        expect(page.locator("#v-error")).to_have_text("")
+        check_trajectory_shown(page, doc)
     assert errors == []
 
 

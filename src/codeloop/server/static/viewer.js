@@ -195,14 +195,21 @@ function requestNode(request) {
   return box;
 }
 
-function stepNode(group, requests, calls) {
+// Seconds from the session's first event to the step's first, as a timeline reads.
+function elapsed(group, t0) {
+  const ts = Number(group.events[0].ts);
+  return Number.isFinite(ts) && Number.isFinite(t0) ? ` · +${Math.max(ts - t0, 0).toFixed(1)} s` : "";
+}
+
+function stepNode(group, requests, calls, t0) {
   const u = group.usage;
   const head = group.step == null
     ? el("div", { class: "step-head" }, el("strong", {}, "start"))
     : el("div", { class: "step-head" }, el("strong", {}, `step ${group.step}`), " ",
          group.model ? el("code", {}, group.model) : null,
          el("span", { class: "step-tokens" }, ` ${count(u.input)} in / ${count(u.output)} out`),
-         " · ", el("span", { class: "step-cost" }, money(u.cost)));
+         " · ", el("span", { class: "step-cost" }, money(u.cost)),
+         el("span", { class: "muted" }, elapsed(group, t0)));
   const list = el("ol", { class: "events" });
   for (const e of group.events) {
     let node;
@@ -254,7 +261,8 @@ function show(doc) {
   $("#v-by-model").replaceChildren(byModelTable(totals.byModel));
   const requests = new Map((doc.requests || []).map((r) => [r.step, r]));
   const calls = new Map();
-  $("#v-timeline").replaceChildren(...stepsOf(doc.events).map((g) => stepNode(g, requests, calls)));
+  const t0 = doc.events.length ? Number(doc.events[0].ts) : NaN;
+  $("#v-timeline").replaceChildren(...stepsOf(doc.events).map((g) => stepNode(g, requests, calls, t0)));
   $("#v-diff-source").textContent = doc.diff_source === "log" ? "(the edits from the log)" : "";
   $("#v-diff").replaceChildren(doc.diff ? renderDiff(String(doc.diff)) : el("p", { class: "muted" }, "no changes"));
   $("#v-doc").hidden = false;
