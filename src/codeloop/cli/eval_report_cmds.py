@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -13,8 +14,10 @@ from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.errors import CodeloopError
 from codeloop.eval.compare import compare
 from codeloop.eval.gate import Thresholds, gate
-from codeloop.eval.records import load_run
+from codeloop.eval.records import Record, load_run
 from codeloop.eval.report import html_report, markdown_report, summary
+from codeloop.server.viewer_page import standalone_viewer
+from codeloop.session.export import TrajectoryError, read_trajectory
 
 console = terminal_console()
 RunArg = Annotated[Path, typer.Argument(metavar="RUN", help="A run's JSONL records (or a directory of them).")]
@@ -26,6 +29,9 @@ def report(
         "--out", "-o", metavar="DIR", help="Where report.html and report.md go "
         "(default: beside RUN, named after it).")] = None,
     title: Annotated[str | None, typer.Option("--title", help="The page's title.")] = None,
+    viewer: Annotated[bool, typer.Option(
+        "--viewer/--no-viewer", help="Write each instance's trajectory viewer page into "
+        "DIR/trajectories and link it (else link the trajectory files).")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Write a self-contained HTML report (tables and plots) and a Markdown summary of a run."""
@@ -34,7 +40,8 @@ def report(
     target = out or run.parent / f"{run.stem}-report"
     try:
         target.mkdir(parents=True, exist_ok=True)
-        (target / "report.html").write_text(html_report(records, name), encoding="utf-8")
+        links = viewer_pages(records, run, target) if viewer else {}
+        (target / "report.html").write_text(html_report(records, name, links), encoding="utf-8")
         (target / "report.md").write_text(markdown_report(records, name), encoding="utf-8")
     except OSError as exc:
         raise CodeloopError(f"--out {target}: cannot write the report ({exc.strerror})",
@@ -47,6 +54,40 @@ def report(
     console.print(f"resolved {figures['resolved']}/{figures['judged']} judged "
                   f"({figures['resolved_pct']}%), {figures['not_judged']} not judged")
     console.print(f"wrote {markup_safe(target / 'report.html')} and {markup_safe(target / 'report.md')}")
+
+
+def _trajectory_of(record: Record, run: Path) -> dict[str, Any] | None:
+    """The record's trajectory, its path taken as given or beside the run's records."""
+    given = Path(record.trajectory)
+    base = run if run.is_dir() else run.parent
+    for path in (given,) if given.is_absolute() else (given, base / given):
+        try:
+            return read_trajectory(path)
+        except TrajectoryError:
+            continue
+    return None
+
+
+def viewer_pages(records: list[Record], run: Path, target: Path) -> dict[str, str]:
+    """A viewer page per instance whose trajectory can be read, in `target`/trajectories;
+    the links by trajectory, relative to the report, so the report directory can move whole."""
+    links: dict[str, str] = {}
+    used: set[str] = set()
+    for record in records:
+        doc = _trajectory_of(record, run) if record.trajectory else None
+        if doc is None:
+            continue
+        stem = re.sub(r"[^A-Za-z0-9._-]", "_", record.instance_id)[:120] or "instance"
+        name, n = f"{stem}.html", 1
+        while name in used:
+            n += 1
+            name = f"{stem}-{n}.html"
+        used.add(name)
+        (target / "trajectories").mkdir(exist_ok=True)
+        page = standalone_viewer(doc, f"{record.instance_id}: codeloop trajectory")
+        (target / "trajectories" / name).write_text(page, encoding="utf-8")
+        links[record.trajectory] = f"trajectories/{name}"
+    return links
 
 
 def compare_cmd(

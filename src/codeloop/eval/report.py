@@ -130,8 +130,9 @@ def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
-def html_report(records: list[Record], title: str) -> str:
-    """The whole page; images are inlined, so the file can be mailed or archived alone."""
+def html_report(records: list[Record], title: str, links: dict[str, str] | None = None) -> str:
+    """The whole page; images are inlined, so the file can be mailed or archived alone.
+    `links` maps a record's trajectory file to its viewer page; unmapped ones link the file."""
     s = summary(records)
     headline = _table(["instances", "judged", "resolved", "resolved %", "cost total (USD)",
                        "median steps", "median agent s", "median judge s"],
@@ -147,8 +148,9 @@ def html_report(records: list[Record], title: str) -> str:
     rows = []
     for r in sorted(records, key=lambda r: r.instance_id):
         name = _e(r.instance_id)
-        if r.trajectory:
-            name = f'<a href="{_e(r.trajectory)}">{name}</a>'
+        href = (links or {}).get(r.trajectory) or r.trajectory
+        if href:
+            name = f'<a href="{_e(href)}">{name}</a>'
         rows.append([name, f'<span class="{_e(r.outcome)}">{_e(r.outcome)}</span>', r.steps,
                      f"{r.cost_usd:.4f}", f"{r.agent_s:.1f}", f"{r.judge_s:.1f}",
                      _e(r.reason[:200])])

@@ -43,6 +43,7 @@ from codeloop.server.service import (
     SessionService,
     plan_dict,
 )
+from codeloop.session.export import logged_diff, trajectory
 from codeloop.session.resume import remembered_rules, session_settings
 from codeloop.session.routing_state import usage_rows
 from codeloop.session.state import SessionState
@@ -51,6 +52,8 @@ from codeloop.session.stores import database_url as env_database_url
 from codeloop.telemetry.metrics import Metrics
 
 STATIC = Path(__file__).parent / "static"
+_VIEWER_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'")
 _bearer = HTTPBearer(auto_error=False, description="A token from <data_dir>/server-token or "
                                                    "<data_dir>/tokens.json")
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -162,6 +165,12 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
+    @app.get("/view", include_in_schema=False)
+    async def viewer() -> FileResponse:
+        # Only the page's own scripts run and it talks only to this server, whatever a
+        # trajectory opened in it contains.
+        return FileResponse(STATIC / "viewer.html", headers={"Content-Security-Policy": _VIEWER_CSP})
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     add_ops_routes(app, store, metrics, current_user)
 
@@ -238,6 +247,13 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         with contextlib.suppress(WebSocketDisconnect):
             await _tail(websocket, store, notifier, row.id, max(after, 0), poll_s)
 
+    @app.get("/sessions/{session_id}/trajectory", responses=_ERRORS, tags=["events"])
+    async def session_trajectory(session_id: str, user: User) -> dict[str, Any]:
+        """The session as `codeloop export` writes it (format `codeloop-trajectory/1`), for
+        the viewer at /view."""
+        row = service.owned(session_id, user)
+        return await asyncio.to_thread(_trajectory, service, row, user)
+
     @app.get("/sessions/{session_id}/approvals", responses=_ERRORS, tags=["approvals"])
     async def approvals(session_id: str, user: User) -> list[PendingApproval]:
         """Tool calls and plans waiting for a person's answer."""
@@ -289,6 +305,15 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         return _session_out(service, service.owned(session_id, user))
 
     return app
+
+
+def _trajectory(service: SessionService, row: SessionRow, user: str) -> dict[str, Any]:
+    events = service.events(row.id, 0)
+    try:
+        _, text = service.diff(row.id, user)
+    except CodeloopError:  # the repository is gone: the log's own edits are what is left
+        return trajectory(row, events, logged_diff(events), "log")
+    return trajectory(row, events, text)
 
 
 class _Unauthorized(Exception):
