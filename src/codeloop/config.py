@@ -70,6 +70,18 @@ class ServerSettings(BaseModel):
     allowed_roots: list[str] = Field(default_factory=list)
 
 
+class MemorySettings(BaseModel):
+    """`[memory]`: long-term memory across sessions (docs/memory.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Off: no recall into the prompt, no remember/recall tools, nothing captured.
+    enabled: bool = True
+    # What recall may put into the system prompt, and how many memories at most.
+    recall_tokens: int = Field(default=1200, ge=0)
+    top_k: int = Field(default=8, ge=0, le=50)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -103,6 +115,7 @@ class Settings(BaseModel):
     repo_map_tokens: int | None = Field(default=None, ge=0)
     local: dict[str, Any] = Field(default_factory=dict)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
     @property
     def plans_need_approval(self) -> bool:

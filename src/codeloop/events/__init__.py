@@ -34,6 +34,7 @@ from codeloop.events.changes import (
     PlanUpdated,
     StepStatus,
 )
+from codeloop.events.memory import MemoryRecalled, MemoryStored
 from codeloop.events.model import (
     AuxiliaryModelCall,
     ModelCallFailed,
@@ -102,7 +103,9 @@ KnownEvent = Annotated[
     | Compacted
     | VerificationRan
     | BaselineRecorded
-    | ReviewDecided,
+    | ReviewDecided
+    | MemoryRecalled
+    | MemoryStored,
     Field(discriminator="type"),
 ]
 
@@ -162,6 +165,8 @@ __all__ = [
     "InstructionSource",
     "KnownEvent",
     "LoopDetected",
+    "MemoryRecalled",
+    "MemoryStored",
     "ModelCallFailed",
     "ModelCallFinished",
     "ModelCallStarted",
