@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, get_args
 
 from codeloop.errors import CodeloopError
@@ -23,6 +24,12 @@ DAY_S = 86_400.0
 DEFAULT_TTL_S: dict[str, float] = {"fact": 365 * DAY_S, "correction": 365 * DAY_S,
                                    "episode": 90 * DAY_S}
 MAX_TEXT_CHARS = 1_000
+
+
+def repo_identity(repo: Path) -> str:
+    """How memories name a repository: its resolved path (docs/memory.md says why not its
+    remote or first commit)."""
+    return str(repo.resolve())
 
 
 class MemoryNotFound(CodeloopError):

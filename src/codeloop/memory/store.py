@@ -9,6 +9,7 @@ the WAL truncated. Nothing is ever only marked deleted.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import sqlite3
 import threading
@@ -28,6 +29,10 @@ MAX_QUERY_TERMS = 64
 # memory that shares one common word with the task costs tokens and attention.
 RELATIVE_CUTOFF = 0.4
 _BM25_WEIGHT = 0.6  # against cosine similarity, when vectors are there
+# A memory that shares no term with the query comes back only this close to it: the static
+# model puts unrelated short texts at 0.1-0.25 and paraphrases at 0.3 and above
+# (benchmarks/memory.py measures the effect).
+MIN_COSINE = 0.3
 
 
 class MemoryStore(Protocol):
@@ -51,7 +56,7 @@ class MemoryStore(Protocol):
         """The memories visible to `user` working on `repo` that best match `query`."""
         ...
 
-    def touch(self, ids: Sequence[str]) -> None:
+    def mark_used(self, ids: Sequence[str]) -> None:
         """Mark memories as used now (their time to live starts again)."""
         ...
 
@@ -173,7 +178,7 @@ class SQLiteMemoryStore:
             raise
         return _memory(row)
 
-    def touch(self, ids: Sequence[str]) -> None:
+    def mark_used(self, ids: Sequence[str]) -> None:
         if not ids:
             return
         marks = ", ".join("?" for _ in ids)
@@ -221,10 +226,14 @@ class SQLiteMemoryStore:
     # -- reading ------------------------------------------------------------------------------
 
     def get(self, memory_id: str, user: str) -> Memory:
+        memory_id = "".join(c for c in memory_id if c.isalnum())
+        if len(memory_id) < 3:
+            raise MemoryNotFound("a memory id has at least 3 characters",
+                                 "list them with `codeloop memory list --all`")
         rows = self._conn().execute(
             f"SELECT {_COLUMNS} FROM memories WHERE (id = ? OR id LIKE ?) "
             "AND (user = ? OR scope = 'team')",
-            (memory_id, memory_id.replace("%", "").replace("_", "") + "%", user)).fetchall()
+            (memory_id, memory_id + "%", user)).fetchall()
         exact = [r for r in rows if r[0] == memory_id]
         if len(exact) == 1 or len(rows) == 1:
             return _memory(exact[0] if exact else rows[0])
@@ -254,8 +263,11 @@ class SQLiteMemoryStore:
         best = max(lexical.values(), default=0.0)
         scored = []
         for n, memory in found.items():
+            cosine = semantic.get(n, 0.0)
+            if n not in lexical and cosine < MIN_COSINE:
+                continue
             bm25 = lexical.get(n, 0.0) / best if best else 0.0
-            score = (_BM25_WEIGHT * bm25 + (1 - _BM25_WEIGHT) * max(semantic.get(n, 0.0), 0.0)
+            score = (_BM25_WEIGHT * bm25 + (1 - _BM25_WEIGHT) * max(cosine, 0.0)
                      if self.use_vectors else bm25)
             scored.append(Hit(memory, score))
         scored.sort(key=lambda h: (-h.score, -h.memory.created))
@@ -309,5 +321,8 @@ def memory_path(data: Path) -> Path:
     return data / "memory.sqlite"
 
 
+@functools.lru_cache(maxsize=16)
 def open_memory(data: Path) -> SQLiteMemoryStore:
+    """The memory store of a data directory, opened once per process (its connections are
+    per thread)."""
     return SQLiteMemoryStore(memory_path(data))

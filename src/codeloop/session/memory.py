@@ -8,14 +8,13 @@ Memories belong to the session's owner; a repository is named by its resolved pa
 
 from __future__ import annotations
 
-import functools
 import logging
 from pathlib import Path
 
 from codeloop.config import MemorySettings, Settings
 from codeloop.events import Event, MemoryRecalled, StoredEvent, SystemNote, ToolCallFinished
-from codeloop.memory.records import Memory, MemoryKind, NewMemory, Scope
-from codeloop.memory.store import MemoryStore, SQLiteMemoryStore, memory_path
+from codeloop.memory.records import Memory, MemoryKind, NewMemory, Scope, repo_identity
+from codeloop.memory.store import MemoryStore, open_memory
 from codeloop.session.memory_capture import Captures, Draft
 from codeloop.session.memory_guard import MemoryGuard, MemoryRefusedError
 from codeloop.session.memory_recall import Recalled, recall, render
@@ -28,23 +27,13 @@ log = logging.getLogger(__name__)
 _STEP_K = 3
 
 
-def repo_identity(repo: Path) -> str:
-    """How memories name a repository: its resolved path."""
-    return str(repo.resolve())
-
-
-@functools.lru_cache(maxsize=16)
-def _opened(path: Path) -> SQLiteMemoryStore:
-    return SQLiteMemoryStore(path)
-
-
 def memory_store_for(store: EventStore, settings: Settings) -> MemoryStore | None:
     """The memory store beside a SQLite event log (one per data directory); None when
     memory is off for the session or the log is not a file."""
     path = getattr(store, "path", None)
     if not settings.memory.enabled or not isinstance(path, Path):
         return None
-    return _opened(memory_path(path.parent))
+    return open_memory(path.parent)
 
 
 def task_recall(memory: MemoryStore, user: str, repo: Path, task: str,

@@ -64,5 +64,5 @@ def recall(store: MemoryStore, user: str, repo: str, query: str, k: int, budget_
            skip: Sequence[str] = ()) -> Recalled:
     """Recall for `query`, fit, and mark what was chosen as used."""
     found = fit(store.recall(user, repo, query, k + len(skip)), k, budget_tokens, skip)
-    store.touch(found.ids)
+    store.mark_used(found.ids)
     return found
