@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.prompt import Confirm
 from rich.table import Table
 from rich.text import Text
 
@@ -110,10 +112,14 @@ def forget(ids: IdsArg,
     admin = _admin()
     chosen = [admin.show(i) for i in ids]
     if not yes:
+        if not sys.stdin.isatty():
+            raise CodeloopError("forget asks before deleting, and there is no terminal to ask",
+                                "pass --yes to forget without a question")
         for memory in chosen:
             console.print(Text.assemble((memory.id, "bold"), " ",
                                         shown(" ".join(memory.text.split())[:90], one_line=True)))
-        if not typer.confirm(f"Forget {len(chosen)} memory(ies) for good?", default=False):
+        if not Confirm.ask(f"Forget {len(chosen)} memory(ies) for good?", default=False,
+                           console=console):
             console.print("nothing forgotten")
             raise typer.Exit(1)
     gone = admin.forget([m.id for m in chosen])

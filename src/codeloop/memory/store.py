@@ -25,10 +25,20 @@ from codeloop.memory.records import DEFAULT_TTL_S, Hit, Memory, MemoryNotFound, 
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
 
 MAX_QUERY_TERMS = 64
+# Words a task is phrased with whatever it is about, and English function words the code
+# stopwords keep: matching a memory on them alone says nothing ("add" a column, "add" a
+# dependency; "after" the fix, named "after" the ticket).
+_QUERY_STOPWORD_TEXT = """
+add added adding make making create change changed update updated fix fixed use using want
+need needs please here now also just get got new way thing things
+about above after again against all any before below between both during each few further
+more most much only other over same than through under until very yet
+"""
+QUERY_STOPWORDS = frozenset(_QUERY_STOPWORD_TEXT.split())
 # A hit scoring below this share of the best one is left out: recall fills a prompt, and a
 # memory that shares one common word with the task costs tokens and attention.
-RELATIVE_CUTOFF = 0.4
-_BM25_WEIGHT = 0.6  # against cosine similarity, when vectors are there
+RELATIVE_CUTOFF = 0.7
+_BM25_WEIGHT = 0.7  # against cosine similarity, when vectors are there
 # A memory that shares no term with the query comes back only this close to it: the static
 # model puts unrelated short texts at 0.1-0.25 and paraphrases at 0.3 and above
 # (benchmarks/memory.py measures the effect).
@@ -85,7 +95,7 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_owner ON memories(user, repo);
 CREATE INDEX IF NOT EXISTS memories_team ON memories(scope, repo);
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(terms, tokenize="unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(terms, tokenize="porter unicode61 tokenchars '_'");
 CREATE TABLE IF NOT EXISTS memory_vectors (n INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 """
 _COLUMNS = ("id, user, kind, scope, text, source, repo, session_id, event_seq, created, "
@@ -105,8 +115,9 @@ def _memory(row: Sequence[object]) -> Memory:
 
 
 def fts_query(text: str) -> str:
-    """An FTS5 query matching any of the text's terms (each quoted: never FTS syntax)."""
-    unique = list(dict.fromkeys(terms(text)))[:MAX_QUERY_TERMS]
+    """An FTS5 query matching any of the text's terms (each quoted: never FTS syntax),
+    without the verbs every task starts with."""
+    unique = [t for t in dict.fromkeys(terms(text)) if t not in QUERY_STOPWORDS][:MAX_QUERY_TERMS]
     return " OR ".join(f'"{t}"' for t in unique)
 
 
