@@ -10,8 +10,15 @@ from codeloop.config import MemorySettings, Settings
 from codeloop.events import ApprovalGiven, ApprovalRequested, ToolCallData
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
+from codeloop.session.memory_admin import open_admin
 from codeloop.session.memory_recall import MEMORY_HEADER
-from codeloop.session.setup import RuntimeParts, build_runner, open_store, start_session
+from codeloop.session.setup import (
+    RuntimeParts,
+    build_runner,
+    open_store,
+    session_redactor,
+    start_session,
+)
 from codeloop.session.state import fold
 from tests.session.helpers import call, make_repo, turn
 
@@ -171,3 +178,31 @@ def test_an_episode_is_kept_at_the_end_and_recalled_for_a_similar_task(tmp_path:
     system = model.system_text()
     assert "fix the add function in calc" in system and "calc.py" in system
     assert f"session {sid}" in system and "episode" in system
+
+
+def test_a_plan_step_brings_its_memories_once_as_a_note(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    store = open_store(tmp_path / "data")
+    admin = open_admin(tmp_path / "data", "local", session_redactor(AUTO))
+    note = admin.add("the changelog entry goes in docs/CHANGES.rst under Unreleased",
+                     repo=repo)
+    plan = {"summary": "fix add", "steps": [{"id": "s1", "title": "fix the sign in calc"},
+                                            {"id": "s2", "title": "write the changelog entry"}]}
+    model = RecordingModel([
+        turn(call("propose_plan", **plan)),
+        turn(call("update_plan", status={"s1": "in_progress"})),
+        turn(call("update_plan", status={"s1": "done", "s2": "in_progress"})),
+        turn(call("read_file", path="calc.py")),
+        turn(call("finish", summary="done"))])
+    sid = run_session(tmp_path, repo, "fix the add function", model, AUTO)
+    assert "changelog" not in model.system_text()  # not about the task
+    events = [e.event for e in store.read(sid)]
+    recalled = [e for e in events if e.type == "memory_recalled"]
+    assert [(e.trigger, e.ids) for e in recalled] == [  # type: ignore[union-attr]
+        ("step", [note.id])]
+    notes = [e.text for e in events if e.type == "system_note"  # type: ignore[union-attr]
+             and e.kind == "memory"]  # type: ignore[union-attr]
+    assert len(notes) == 1 and "step s2" in notes[0] and note.id in notes[0]
+    # The model sees it in the turn after the step started, and not again later.
+    seen = [any(note.text in (m.content or "") for m in r.messages) for r in model.requests]
+    assert seen == [False, False, False, True, True]

@@ -1,10 +1,10 @@
 """The memory store: one SQLite file beside the event log (`memory.sqlite`, mode 0600).
 
 Text is searched with FTS5's BM25 over code-aware terms (`index.terms`) and, when the
-`embeddings` extra is installed, fused with cosine similarity of model2vec vectors. What
-`forget` deletes is gone from the file: the row, its FTS terms and its vector are deleted,
-`secure_delete` zeroes the freed pages, FTS segments are merged, the file is vacuumed and
-the WAL truncated. Nothing is ever only marked deleted.
+`embeddings` extra is installed and on (`CODELOOP_EMBEDDINGS`), fused with cosine
+similarity of model2vec vectors. What `forget` deletes is gone from the file: the row, its
+FTS terms and its vector are deleted, `secure_delete` zeroes the freed pages, FTS segments
+are merged, the file is vacuumed and the WAL truncated. Nothing is ever only marked deleted.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class SQLiteMemoryStore:
 
     def __init__(self, path: Path, *, use_vectors: bool | None = None) -> None:
         self.path = path
-        self.use_vectors = vectors.available() if use_vectors is None else use_vectors
+        self.use_vectors = vectors.wanted() if use_vectors is None else use_vectors
         self._local = threading.local()
         try:
             # Memories quote what people said about their code: only their owner may read them.
@@ -307,7 +307,7 @@ class SQLiteMemoryStore:
                                    [(int(n), bytes(b)) for n, b in rows], limit))
 
     def _backfill_vectors(self, params: dict[str, object]) -> None:
-        """Vectors for memories stored before the embeddings extra was installed."""
+        """Vectors for memories stored while embeddings were off."""
         missing = self._conn().execute(
             f"SELECT m.n, m.text FROM memories m LEFT JOIN memory_vectors v ON v.n = m.n "
             f"WHERE v.n IS NULL AND {_VISIBLE}", params).fetchall()

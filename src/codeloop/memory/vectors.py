@@ -1,5 +1,6 @@
-"""Embeddings of memories when the optional `embeddings` extra is installed (model2vec, the
-same static model the index uses); recall is BM25 alone without it."""
+"""Embeddings of memories when the optional `embeddings` extra is installed and turned on
+(model2vec, the same static model and switch the index uses); recall is BM25 alone
+without it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,15 @@ from codeloop.index import embeddings
 
 def available() -> bool:
     return embeddings.available()
+
+
+def wanted() -> bool:
+    """Whether stores should embed: the same switch as the index's (`CODELOOP_EMBEDDINGS`,
+    with the extra installed). Loading the model takes seconds, so it is never a surprise."""
+    try:
+        return embeddings.enabled()
+    except embeddings.EmbeddingsUnavailable:
+        return False
 
 
 def encode(texts: list[str]) -> NDArray[np.float32]:
