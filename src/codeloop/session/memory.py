@@ -9,19 +9,25 @@ Memories belong to the session's owner; a repository is named by its resolved pa
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from codeloop.config import MemorySettings, Settings
 from codeloop.events import Event, MemoryRecalled, StoredEvent, SystemNote, ToolCallFinished
 from codeloop.memory.records import Memory, MemoryKind, NewMemory, Scope, repo_identity
 from codeloop.memory.store import MemoryStore, open_memory
+from codeloop.policy.redact import Redactor
 from codeloop.session.memory_capture import Captures, Draft
 from codeloop.session.memory_guard import MemoryGuard, MemoryRefusedError
 from codeloop.session.memory_recall import Recalled, recall, render
+from codeloop.session.runner import STEP_NOTES
 from codeloop.session.state import SessionState
 from codeloop.session.store import EventStore
+from codeloop.tools.base import ToolContext
+from codeloop.tools.memory_tools import MEMORY
 
 log = logging.getLogger(__name__)
+EventCallback = Callable[[StoredEvent], None]
 
 # Memories for a plan step get a smaller share than those for the task.
 _STEP_K = 3
@@ -36,11 +42,34 @@ def memory_store_for(store: EventStore, settings: Settings) -> MemoryStore | Non
     return open_memory(path.parent)
 
 
-def task_recall(memory: MemoryStore, user: str, repo: Path, task: str,
-                settings: MemorySettings) -> Recalled:
-    """The memories for the system prompt of a new session on `task`."""
-    return recall(memory, user, repo_identity(repo), task, settings.top_k,
-                  settings.recall_tokens)
+def task_recall(store: EventStore, settings: Settings, user: str, repo: Path,
+                task: str) -> Recalled:
+    """The memories for the system prompt of a new session on `task` (none when off)."""
+    memory = memory_store_for(store, settings)
+    if memory is None:
+        return Recalled()
+    return recall(memory, user, repo_identity(repo), task, settings.memory.top_k,
+                  settings.memory.recall_tokens)
+
+
+def attach_memory(ctx: ToolContext, store: EventStore, session_id: str, repo: Path,
+                  settings: Settings, redactor: Redactor,
+                  on_event: EventCallback | None) -> EventCallback | None:
+    """Give a runner's tools and supervision the session's memory service (its owner's
+    memories); returns the event callback that also feeds the captures. Nothing when off."""
+    memory = memory_store_for(store, settings)
+    if memory is None:
+        return on_event
+    service = SessionMemory(store, session_id, memory, store.get(session_id).owner, repo,
+                            settings.memory, MemoryGuard(redactor))
+    ctx.services[MEMORY] = service
+    ctx.services[STEP_NOTES] = service.step_events
+
+    def both(stored: StoredEvent) -> None:
+        service.observe(stored)
+        if on_event is not None:
+            on_event(stored)
+    return both
 
 
 class SessionMemory:

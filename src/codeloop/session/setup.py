@@ -12,7 +12,7 @@ from codeloop.config import Settings, data_dir
 from codeloop.context.budget import repo_map_tokens
 from codeloop.context.session_map import session_repo_map
 from codeloop.errors import CodeloopError, ConfigError
-from codeloop.events import MemoryRecalled, SessionStarted, StoredEvent
+from codeloop.events import MemoryRecalled, SessionStarted
 from codeloop.llm.router import Router
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import (
@@ -29,16 +29,14 @@ from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.control import Control
-from codeloop.session.memory import SessionMemory, memory_store_for, task_recall
-from codeloop.session.memory_guard import MemoryGuard
-from codeloop.session.memory_recall import Recalled
+from codeloop.session.memory import attach_memory, task_recall
 from codeloop.session.prompts import system_prompt
-from codeloop.session.runner import STEP_NOTES, FinishGate, Runner
+from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
 from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
-from codeloop.tools.memory_tools import MEMORY, MEMORY_TOOLS
+from codeloop.tools.memory_tools import MEMORY_TOOLS
 from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.visibility import READ_DENIED
 from codeloop.verify.env_access import with_access_check
@@ -121,8 +119,7 @@ def start_session(
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or new_session_id()
-    memory = memory_store_for(store, settings)
-    recalled = task_recall(memory, owner, repo, task, settings.memory) if memory else Recalled()
+    recalled = task_recall(store, settings, owner, repo, task)
     prompt = system_prompt(instructions_for(repo), session_redactor(settings),
                            recalled.memories)
     store.create(sid, owner=owner)
@@ -227,11 +224,8 @@ def build_runner(
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
-    memory = session_memory(store, session_id, repo, settings)
-    if memory is not None:
-        ctx.services[MEMORY] = memory
-        ctx.services[STEP_NOTES] = memory.step_events
-        on_event = _followed_by(memory.observe, on_event)
+    on_event = attach_memory(ctx, store, session_id, repo, settings, session_redactor(settings),
+                             on_event)
     return Runner(
         store, session_id, model, registry or session_registry(settings), ctx, settings.budgets,
         policy=policy, approver=parts.approver, finish_gate=gate,
@@ -242,21 +236,3 @@ def build_runner(
         router=router,
     )
 
-
-def session_memory(store: EventStore, session_id: str, repo: Path,
-                   settings: Settings) -> SessionMemory | None:
-    """The session's memory service (its owner's memories), or None when memory is off."""
-    memory = memory_store_for(store, settings)
-    if memory is None:
-        return None
-    return SessionMemory(store, session_id, memory, store.get(session_id).owner, repo,
-                         settings.memory, MemoryGuard(session_redactor(settings)))
-
-
-def _followed_by(first: Callable[[StoredEvent], None],
-                 then: Callable[[StoredEvent], None] | None) -> Callable[[StoredEvent], None]:
-    def both(stored: StoredEvent) -> None:
-        first(stored)
-        if then is not None:
-            then(stored)
-    return both
