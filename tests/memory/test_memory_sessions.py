@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codeloop.config import MemorySettings, Settings
 from codeloop.events import ApprovalGiven, ApprovalRequested, ToolCallData
 from codeloop.llm.scripted import ScriptedModel, Turn
@@ -20,7 +22,7 @@ from codeloop.session.setup import (
     start_session,
 )
 from codeloop.session.state import fold
-from tests.session.helpers import call, make_repo, turn
+from tests.session.helpers import call, git, make_repo, turn
 
 REASON = "never pip install here; use the vendored copy under third_party/requests"
 INSTALL = "pip install requests"
@@ -206,3 +208,30 @@ def test_a_plan_step_brings_its_memories_once_as_a_note(tmp_path: Path) -> None:
     # The model sees it in the turn after the step started, and not again later.
     seen = [any(note.text in (m.content or "") for m in r.messages) for r in model.requests]
     assert seen == [False, False, False, True, True]
+
+
+def test_remember_refuses_tool_output_verbatim_and_secrets(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path)
+    line = ("The deployment pipeline promotes builds from staging to production every "
+            "Tuesday at noon after the smoke tests pass.")
+    (repo / "NOTES.md").write_text(line + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "notes")
+    monkeypatch.setenv("STAGING_DB_PASSWORD", "hunter2-but-longer-0451")
+    script = [turn(call("read_file", path="NOTES.md")),
+              turn(call("remember", text=line)),
+              turn(call("remember", text="the staging db password is hunter2-but-longer-0451")),
+              turn(call("remember", text="deploys go out on Tuesdays after the smoke tests")),
+              turn(call("finish", summary="x"))]
+    sid = run_session(tmp_path, repo, "learn the release rules", ScriptedModel(script), AUTO)
+    events = [e.event for e in open_store(tmp_path / "data").read(sid)]
+    results = [e for e in events if e.type == "tool_call_finished"
+               and e.name == "remember"]  # type: ignore[union-attr]
+    errors = [r.error or "" for r in results]  # type: ignore[union-attr]
+    assert "of tool output verbatim" in errors[0]
+    assert "contains a secret" in errors[1] and "hunter2" not in errors[1]
+    assert results[2].ok  # type: ignore[union-attr]
+    admin = open_admin(tmp_path / "data", "local", session_redactor(AUTO))
+    assert [m.text for m in admin.listing(repo, kind="fact")] == [
+        "deploys go out on Tuesdays after the smoke tests"]
