@@ -102,6 +102,8 @@ def _identity(value: str) -> str:
     if match is None:
         raise ValueError(f"{value!r} is not `Name <email>`")
     return f"{match.group(1).strip()} <{match.group(2)}>"
+
+
 class NetworkSettings(BaseModel):
     """`[network]`: what sandboxed commands may reach, only ever through the egress proxy.
 
@@ -129,6 +131,18 @@ class NetworkSettings(BaseModel):
     @property
     def on(self) -> bool:
         return bool(self.allow) if self.enabled is None else self.enabled
+
+
+class MemorySettings(BaseModel):
+    """`[memory]`: long-term memory across sessions (docs/memory.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Off: no recall into the prompt, no remember/recall tools, nothing captured.
+    enabled: bool = True
+    # What recall may put into the system prompt, and how many memories at most.
+    recall_tokens: int = Field(default=1200, ge=0)
+    top_k: int = Field(default=8, ge=0, le=50)
 
 
 class Settings(BaseModel):
@@ -168,6 +182,7 @@ class Settings(BaseModel):
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     # MCP servers: from the user's own config file only (see `project_layer`).
     mcp: McpSettings = Field(default_factory=McpSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
     @property
     def plans_need_approval(self) -> bool:

@@ -147,6 +147,9 @@ def _screen_key(key: str, value: Any, below: dict[str, Any]) -> tuple[Any, list[
         return _keep(value, lambda name, limit: _lowers(limit, current.get(name)))
     if key == "verify":
         return _keep(value, lambda name, v: _verify_key(name, v, below.get("verify") or {}))
+    if key == "memory":
+        # Only off: what a session remembers and recalls is the user's to widen.
+        return _keep(value, lambda name, v: name == "enabled" and v is False)
     return _REFUSED, []
 
 

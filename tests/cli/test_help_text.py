@@ -16,7 +16,7 @@ from codeloop.cli import app
 
 # Every command that works on a repository on disk.
 REPO_COMMANDS = {"run", "replay", "index", "search", "verify", "trust", "policy check", "patch",
-                 "doctor"}
+                 "doctor", "memory list", "memory add", "memory export"}
 # Spellings that now mean nothing but an older way of naming something else.
 OLD_SPELLINGS = ("--path", "-p,", "--repo-filter")
 TYPE_LABEL = re.compile(r"<[a-z][a-z \[\]]*>")

@@ -179,6 +179,12 @@ class LiveRenderer:
             c.print(f"[cyan]plan progress:[/] {markup_safe(changes)}")
         elif kind == "system_note":
             c.print(f"[yellow]note:[/] {markup_safe(data['text'])}")
+        elif kind == "memory_recalled":
+            c.print(f"[cyan]recalled {len(data['ids'])} memories[/] ({data['trigger']}): "
+                    f"{markup_safe(' '.join(data['ids']))}")
+        elif kind == "memory_stored":
+            c.print(f"[cyan]remembered[/] {markup_safe(data['id'])} "
+                    f"({data['kind']}, {data['scope']} scope)")
         elif kind in ("budget_warning", "loop_detected"):
             c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {markup_safe(short(data, 200))}")
         elif kind == "egress_decided" and not data["allowed"]:

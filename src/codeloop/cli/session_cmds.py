@@ -77,6 +77,7 @@ def register(app: typer.Typer) -> None:
         approval_mode: Annotated[str | None, typer.Option(help="When to ask you: ask, auto-edit or full-auto.")] = None,
         plan_approval: Annotated[bool | None, typer.Option("--plan-approval/--no-plan-approval", help="Ask before adopting the model's plan (default: only in approval mode ask).")] = None,
         no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run commands without isolation (every command is asked).")] = False,
+        no_memory: Annotated[bool, typer.Option("--no-memory", help="Recall no long-term memory, offer no remember/recall tools, store nothing.")] = False,
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Work a task on a repository and hand back a diff for review."""
@@ -86,6 +87,8 @@ def register(app: typer.Typer) -> None:
             "wall_clock_s": timeout})
         if no_sandbox:
             flags["sandbox"] = False
+        if no_memory:
+            flags["memory"] = {"enabled": False}
         settings = load_settings(repo, flags)
         notice_untrusted(repo, terminal_console(stderr=True))
         main = main_choice(settings)

@@ -36,6 +36,7 @@ from codeloop.events.changes import (
 )
 from codeloop.events.handoff import BranchCommitted, CommitMessageWritten, PullRequestOpened
 from codeloop.events.mcp import McpServerConnected, McpServerFailed, McpToolsChanged
+from codeloop.events.memory import MemoryRecalled, MemoryStored
 from codeloop.events.model import (
     AuxiliaryModelCall,
     ModelCallFailed,
@@ -113,7 +114,9 @@ KnownEvent = Annotated[
     | PullRequestOpened
     | McpServerConnected
     | McpServerFailed
-    | McpToolsChanged,
+    | McpToolsChanged
+    | MemoryRecalled
+    | MemoryStored,
     Field(discriminator="type"),
 ]
 
@@ -179,6 +182,8 @@ __all__ = [
     "McpServerConnected",
     "McpServerFailed",
     "McpToolsChanged",
+    "MemoryRecalled",
+    "MemoryStored",
     "ModelCallFailed",
     "ModelCallFinished",
     "ModelCallStarted",

@@ -57,6 +57,7 @@ _SECRET_FILES = pathspec.GitIgnoreSpec.from_lines([
 _APPROVAL_DOMAIN = "codeloop-approval-v1\n"
 # Tools that only a person's approval runs: no mode, allow rule or hook lets them through.
 HUMAN_ONLY_TOOLS = frozenset({"request_network"})
+MEMORY_WRITE_TOOLS = frozenset({"remember"})
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,10 @@ class PolicyEngine:
         if tainted and net:
             return Decision("ask", "", f"untrusted content is in the context and this call "
                             f"reaches the network ({net})", "taint")
+        if tainted and target.name in MEMORY_WRITE_TOOLS:
+            # A memory reaches every later session: text the model read cannot put it there.
+            return Decision("ask", "", "untrusted content is in the context and this call "
+                            "writes long-term memory", "taint")
         if not self.sandboxed and (tier == "execute" or target.name in RUN_TOOLS):
             return Decision("ask", "", "commands run without a sandbox: every command is asked",
                             "mode")

@@ -106,6 +106,10 @@ class Redactor:
         values.update({label: value for label, value in extra if value})
         return cls(values)
 
+    def secret_values(self) -> list[tuple[str, str]]:
+        """(value, label) of every secret value it hides, longest first."""
+        return list(self._values)
+
     def redact(self, text: str) -> Redacted:
         out = Redacted(text)
         if not text:

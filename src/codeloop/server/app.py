@@ -17,8 +17,10 @@ from fastapi.staticfiles import StaticFiles
 from codeloop.config import Settings
 from codeloop.errors import CodeloopError, SessionNotFound
 from codeloop.events import StoredEvent
+from codeloop.memory.records import MemoryNotFound
 from codeloop.private_paths import private_dir
 from codeloop.server.auth import TokenStore, visible_owners
+from codeloop.server.memory_api import memory_router
 from codeloop.server.notify import Notifier, live_store
 from codeloop.server.ops import add_ops_routes
 from codeloop.server.roots import RepoNotAllowed
@@ -151,7 +153,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
 
     @app.exception_handler(CodeloopError)
     async def _codeloop_error(_: Request, exc: CodeloopError) -> JSONResponse:
-        code = (404 if isinstance(exc, SessionNotFound) else 409 if isinstance(exc, Conflict)
+        code = (404 if isinstance(exc, SessionNotFound | MemoryNotFound) else 409 if isinstance(exc, Conflict)
                 else 403 if isinstance(exc, RepoNotAllowed) else 400)
         detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
         return JSONResponse({"detail": detail}, status_code=code)
@@ -304,6 +306,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         service.reject(session_id, user, body.feedback)
         return _session_out(service, service.owned(session_id, user))
 
+    app.include_router(memory_router(current_user, service, data_dir, _ERRORS))
     return app
 
 

@@ -2,7 +2,8 @@
 
 It keeps apart what the user said (the task, their own `~/.config/codeloop/AGENTS.md`) and
 what the repository says (its AGENTS.md files), which is someone else's text: scanned for
-injected instructions, fenced as data, and a reason to taint the session when flagged.
+injected instructions, fenced as data, and a reason to taint the session when flagged. Last
+come the long-term memories recalled for the task, each with its provenance.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from dataclasses import dataclass
 
 from codeloop.events import InstructionSource
 from codeloop.memory.instructions import InstructionText
+from codeloop.memory.records import Memory
 from codeloop.policy.redact import Redactor
 from codeloop.policy.untrusted import inspect, wrap_untrusted
+from codeloop.session.memory_recall import MEMORY_HEADER, render
 
 BASE_PROMPT = """\
 You are codeloop, an autonomous software engineer working in a git repository.
@@ -57,9 +60,10 @@ output; if the task needs another host, call request_network and the user decide
 
 def system_prompt(instructions: Sequence[InstructionText] = (),
                   redactor: Redactor | None = None,
-                  network: Sequence[str] | None = None) -> SystemPrompt:
+                  network: Sequence[str] | None = None,
+                  memories: Sequence[Memory] = ()) -> SystemPrompt:
     """The base prompt, the network the user allowed (None: none), then the user's
-    instructions, then the repository's, fenced."""
+    instructions, then the repository's, fenced, then the memories recalled for the task."""
     redactor = redactor or Redactor()
     user: list[str] = []
     repository: list[str] = []
@@ -83,4 +87,6 @@ def system_prompt(instructions: Sequence[InstructionText] = (),
     parts += user
     if repository:
         parts.append("\n\n".join([REPOSITORY_HEADER, *repository]))
+    if memories:
+        parts.append(f"{MEMORY_HEADER}\n\n{redactor.redact(render(memories)).text}")
     return SystemPrompt("\n\n".join(parts), sources)

@@ -56,6 +56,9 @@ from codeloop.tools.plan_tools import CURRENT_PLAN, ProposePlanArgs
 from codeloop.tools.registry import ToolRegistry, Validated
 
 MAX_OBSERVATION_CHARS = 30_000
+# `ctx.services[STEP_NOTES](state)`: events to add before a model turn (memories recalled
+# for the plan step being worked).
+STEP_NOTES = "step_notes"
 # How the pause reason starts when a resumed session's model failed before answering.
 MODEL_SILENT = "the model did not answer"
 FinishStatus = Literal["finished", "budget_exceeded", "stuck", "stopped", "error",
@@ -226,6 +229,9 @@ class Runner:
 
     def _supervise(self) -> bool:
         """Budgets and loop detection; True if a note was added (so the loop re-checks)."""
+        notes = self.ctx.services.get(STEP_NOTES)
+        if notes is not None and (events := notes(self.state)):
+            self._emit(*events)
         verdict = check_budgets(self.state, self.budgets)
         if verdict.exceeded is not None:
             use = verdict.exceeded

@@ -12,7 +12,7 @@ from codeloop.config import Settings, data_dir
 from codeloop.context.budget import repo_map_tokens
 from codeloop.context.session_map import session_repo_map
 from codeloop.errors import CodeloopError, ConfigError
-from codeloop.events import NetworkHostAllowed, SessionStarted
+from codeloop.events import MemoryRecalled, NetworkHostAllowed, SessionStarted
 from codeloop.llm.router import Router
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.mcp.attach import attach_mcp, detach_mcp
@@ -32,6 +32,7 @@ from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.control import Control
 from codeloop.session.network import NETWORK, SessionNetwork, network_active
+from codeloop.session.memory import attach_memory, task_recall
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore
@@ -39,6 +40,7 @@ from codeloop.session.stores import open_event_store
 from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
+from codeloop.tools.memory_tools import MEMORY_TOOLS
 from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.visibility import READ_DENIED
 from codeloop.verify.env_access import with_access_check
@@ -95,6 +97,16 @@ def session_redactor(settings: Settings) -> Redactor:
     return Redactor.from_environment(extra=[("the configured api key", settings.api_key)])
 
 
+def session_registry(settings: Settings, network: bool = False) -> ToolRegistry:
+    """The default tools (with `request_network` when the proxy runs), with `remember` and
+    `recall` unless memory is off."""
+    registry = default_registry(network=network)
+    if settings.memory.enabled:
+        for tool in MEMORY_TOOLS:
+            registry.add(tool())
+    return registry
+
+
 def instructions_for(repo: Path) -> list[InstructionText]:
     """The user's own instructions (trusted), then the repository's AGENTS.md files."""
     own = user_instructions()
@@ -110,12 +122,13 @@ def start_session(
         raise CodeloopError("the task is empty", "say what you want done, in quotes")
     repo = check_repo(repo)
     network = network_active(settings)
-    registry = registry or default_registry(network=network)
+    registry = registry or session_registry(settings, network)
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or new_session_id()
+    recalled = task_recall(store, settings, owner, repo, task)
     prompt = system_prompt(instructions_for(repo), session_redactor(settings),
-                           settings.network.allow if network else None)
+                           settings.network.allow if network else None, recalled.memories)
     store.create(sid, owner=owner)
     store.append(sid, [SessionStarted(
         task=task, repo=str(repo), model=model_name, config=public_settings(settings),
@@ -126,7 +139,8 @@ def start_session(
         repo_map=session_repo_map(repo, task, repo_map_tokens(
             settings.context_window, settings.max_output_tokens, settings.repo_map_tokens)),
         hook_files=hook_files,
-    )])
+    ), *([MemoryRecalled(ids=recalled.ids, query=task, tokens=recalled.tokens)]
+         if recalled.ids else [])])
     return sid
 
 
@@ -234,8 +248,10 @@ def build_runner(
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
+    on_event = attach_memory(ctx, store, session_id, repo, settings, session_redactor(settings),
+                             on_event)
     runner = Runner(
-        store, session_id, model, registry or default_registry(network=network is not None),
+        store, session_id, model, registry or session_registry(settings, network is not None),
         ctx, settings.budgets,
         policy=policy, approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,

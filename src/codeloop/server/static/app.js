@@ -105,8 +105,19 @@ async function refreshDetail() {
   renderUsage(d.by_model || []);
   renderApprovals(d.pending_approvals);
   renderPlan(d.plan);
+  renderMemories(await api("GET", `/sessions/${id}/memories`).catch(() => []));
   if (!d.active && d.status !== "running") await showReview(d);
   else $("#review").hidden = true;
+}
+
+// Memories recalled into the session (task, plan step, recall tool) or stored by it.
+function renderMemories(used) {
+  const box = $("#memories");
+  box.hidden = !used.length;
+  box.querySelector("ul").replaceChildren(...used.map((u) => el("li", { class: "memory" },
+    el("span", { class: "tag" }, u.how), " ", el("code", {}, u.id), " ",
+    u.memory ? u.memory.text : el("em", {}, "(forgotten or expired)"),
+    u.memory ? el("div", { class: "muted" }, u.memory.provenance) : null)));
 }
 
 function meter(name, used, limit, text) {
@@ -269,6 +280,11 @@ function render(item) {
                    el("code", {}, e.to_model), ` (${e.cause}): ${e.error}`); break;
     case "settings_overridden":
       node = entry("note", item.seq, "settings changed from here on: " + JSON.stringify(e.changes)); break;
+    case "memory_recalled":
+      node = entry("note", item.seq, `recalled ${e.ids.length} memories (${e.trigger}): `,
+                   el("code", {}, e.ids.join(" "))); break;
+    case "memory_stored":
+      node = entry("note", item.seq, "remembered ", el("code", {}, e.id), ` (${e.kind}, ${e.scope})`); break;
     case "session_paused": case "session_resumed": case "review_decided":
       node = entry("note", item.seq, item.type.replace(/_/g, " ") + (e.reason ? ": " + e.reason : "") +
                    (e.action ? ": " + e.action : "")); break;

@@ -1,0 +1,339 @@
+"""The memory store: one SQLite file beside the event log (`memory.sqlite`, mode 0600).
+
+Text is searched with FTS5's BM25 over code-aware terms (`index.terms`) and, when the
+`embeddings` extra is installed and on (`CODELOOP_EMBEDDINGS`), fused with cosine
+similarity of model2vec vectors. What `forget` deletes is gone from the file: the row, its
+FTS terms and its vector are deleted, `secure_delete` zeroes the freed pages, FTS segments
+are merged, the file is vacuumed and the WAL truncated. Nothing is ever only marked deleted.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from codeloop.errors import StoreError
+from codeloop.index.terms import terms
+from codeloop.memory import vectors
+from codeloop.memory.records import DEFAULT_TTL_S, Hit, Memory, MemoryNotFound, NewMemory
+from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
+
+MAX_QUERY_TERMS = 64
+# Words a task is phrased with whatever it is about, and English function words the code
+# stopwords keep: matching a memory on them alone says nothing ("add" a column, "add" a
+# dependency; "after" the fix, named "after" the ticket).
+_QUERY_STOPWORD_TEXT = """
+add added adding make making create change changed update updated fix fixed use using want
+need needs please here now also just get got new way thing things
+about above after again against all any before below between both during each few further
+more most much only other over same than through under until very yet
+"""
+QUERY_STOPWORDS = frozenset(_QUERY_STOPWORD_TEXT.split())
+# A hit scoring below this share of the best one is left out: recall fills a prompt, and a
+# memory that shares one common word with the task costs tokens and attention.
+RELATIVE_CUTOFF = 0.7
+_BM25_WEIGHT = 0.7  # against cosine similarity, when vectors are there
+# A memory that shares no term with the query comes back only this close to it: the static
+# model puts unrelated short texts at 0.1-0.25 and paraphrases at 0.3 and above
+# (benchmarks/memory.py measures the effect).
+MIN_COSINE = 0.3
+
+
+class MemoryStore(Protocol):
+    """What sessions, the CLI and the server need of a memory store (SQLite now; a shared
+    PostgreSQL one would implement the same)."""
+
+    def add(self, new: NewMemory) -> Memory | None:
+        """Store it; None when a capture with the same key is already stored."""
+        ...
+
+    def get(self, memory_id: str, user: str) -> Memory:
+        """One memory (an id or a unique prefix) `user` may see; else MemoryNotFound."""
+        ...
+
+    def listing(self, user: str, repo: str | None = None) -> list[Memory]:
+        """`user`'s memories and the team memories (of `repo`, or of every repository when
+        None: the caller keeps those of repositories the user may open), newest first."""
+        ...
+
+    def recall(self, user: str, repo: str, query: str, k: int) -> list[Hit]:
+        """The memories visible to `user` working on `repo` that best match `query`."""
+        ...
+
+    def mark_used(self, ids: Sequence[str]) -> None:
+        """Mark memories as used now (their time to live starts again)."""
+        ...
+
+    def forget(self, ids: Sequence[str], user: str) -> list[str]:
+        """Delete `user`'s own memories for good; returns the ids deleted."""
+        ...
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    n INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    repo TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    source TEXT NOT NULL,
+    session_id TEXT NOT NULL DEFAULT '',
+    event_seq INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,
+    last_used REAL NOT NULL,
+    ttl_s REAL NOT NULL,
+    uses INTEGER NOT NULL DEFAULT 0,
+    capture_key TEXT UNIQUE
+);
+CREATE INDEX IF NOT EXISTS memories_owner ON memories(user, repo);
+CREATE INDEX IF NOT EXISTS memories_team ON memories(scope, repo);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(terms, tokenize="porter unicode61 tokenchars '_'");
+CREATE TABLE IF NOT EXISTS memory_vectors (n INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+"""
+_COLUMNS = ("id, user, kind, scope, text, source, repo, session_id, event_seq, created, "
+            "last_used, ttl_s, uses")
+# Who sees what: a user's own memories of their scope, and a repository's team memories.
+_VISIBLE = ("((m.user = :user AND (m.scope = 'user' OR (m.scope = 'repo' AND m.repo = :repo)))"
+            " OR (m.scope = 'team' AND m.repo = :repo)) AND m.last_used + m.ttl_s > :now")
+
+
+def _memory(row: Sequence[object]) -> Memory:
+    (mid, user, kind, scope, text, source, repo, sid, seq, created, used, ttl, uses) = row
+    return Memory(id=str(mid), user=str(user), kind=kind, scope=scope,  # type: ignore[arg-type]
+                  text=str(text), source=source, repo=str(repo),  # type: ignore[arg-type]
+                  session_id=str(sid), event_seq=int(seq),  # type: ignore[call-overload]
+                  created=float(created), last_used=float(used),  # type: ignore[arg-type]
+                  ttl_s=float(ttl), uses=int(uses))  # type: ignore[arg-type, call-overload]
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 query matching any of the text's terms (each quoted: never FTS syntax),
+    without the verbs every task starts with."""
+    unique = [t for t in dict.fromkeys(terms(text)) if t not in QUERY_STOPWORDS][:MAX_QUERY_TERMS]
+    return " OR ".join(f'"{t}"' for t in unique)
+
+
+def new_id() -> str:
+    return "m" + secrets.token_hex(5)
+
+
+class SQLiteMemoryStore:
+    """Every user's memories in one file; rows carry their owner and repository."""
+
+    def __init__(self, path: Path, *, use_vectors: bool | None = None) -> None:
+        self.path = path
+        self.use_vectors = vectors.wanted() if use_vectors is None else use_vectors
+        self._local = threading.local()
+        try:
+            # Memories quote what people said about their code: only their owner may read them.
+            private_dir(path.parent)
+            private_file(path)
+            self._conn().executescript(_SCHEMA)
+            for suffix in ("-wal", "-shm"):
+                tighten(path.with_name(path.name + suffix), FILE_MODE)
+            self._purge_expired()
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(
+                f"cannot open the memory store at {path}: {exc}",
+                "check the file's permissions and free disk space, or set CODELOOP_DATA_DIR",
+            ) from exc
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            # Freed pages are overwritten with zeros: a deleted memory leaves no text behind.
+            conn.execute("PRAGMA secure_delete=ON")
+            self._local.conn = conn
+        return conn
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def add(self, new: NewMemory) -> Memory | None:
+        now = time.time()
+        ttl = new.ttl_s if new.ttl_s is not None else DEFAULT_TTL_S[new.kind]
+        repo = "" if new.scope == "user" else new.repo
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO memories (id, user, kind, scope, repo, text, source, "
+                "session_id, event_seq, created, last_used, ttl_s, capture_key) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (new_id(), new.user, new.kind, new.scope, repo, new.text, new.source,
+                 new.session_id, new.event_seq, now, now, ttl, new.capture_key))
+            if cur.rowcount == 0:
+                conn.execute("ROLLBACK")
+                return None
+            n = cur.lastrowid
+            conn.execute("INSERT INTO memory_fts (rowid, terms) VALUES (?, ?)",
+                         (n, " ".join(terms(new.text))))
+            if self.use_vectors:
+                conn.execute("INSERT INTO memory_vectors (n, vector) VALUES (?, ?)",
+                             (n, vectors.to_blob(vectors.encode([new.text])[0])))
+            row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE n = ?", (n,)).fetchone()
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return _memory(row)
+
+    def mark_used(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        marks = ", ".join("?" for _ in ids)
+        self._conn().execute(
+            f"UPDATE memories SET last_used = ?, uses = uses + 1 WHERE id IN ({marks})",
+            (time.time(), *ids))
+
+    def forget(self, ids: Sequence[str], user: str) -> list[str]:
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        rows = self._conn().execute(
+            f"SELECT n, id FROM memories WHERE user = ? AND id IN ({marks})",
+            (user, *ids)).fetchall()
+        self._delete([int(n) for n, _ in rows], vacuum=True)
+        return [str(mid) for _, mid in rows]
+
+    def _purge_expired(self) -> None:
+        rows = self._conn().execute("SELECT n FROM memories WHERE last_used + ttl_s <= ?",
+                                    (time.time(),)).fetchall()
+        self._delete([int(n) for (n,) in rows], vacuum=False)
+
+    def _delete(self, rowids: list[int], *, vacuum: bool) -> None:
+        """Delete rows, their terms and vectors, and leave none of their bytes in the file."""
+        if not rowids:
+            return
+        conn = self._conn()
+        marks = ", ".join("?" for _ in rowids)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table, key in (("memories", "n"), ("memory_fts", "rowid"),
+                               ("memory_vectors", "n")):
+                conn.execute(f"DELETE FROM {table} WHERE {key} IN ({marks})", rowids)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        # FTS5 keeps deleted terms in older segments until they are merged into one.
+        conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+        if vacuum:
+            conn.execute("VACUUM")
+        # The WAL still holds the pages as they were written: copy back and cut it to zero.
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def get(self, memory_id: str, user: str) -> Memory:
+        memory_id = "".join(c for c in memory_id if c.isalnum())
+        if len(memory_id) < 3:
+            raise MemoryNotFound("a memory id has at least 3 characters",
+                                 "list them with `codeloop memory list --all`")
+        rows = self._conn().execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE (id = ? OR id LIKE ?) "
+            "AND (user = ? OR scope = 'team')",
+            (memory_id, memory_id + "%", user)).fetchall()
+        exact = [r for r in rows if r[0] == memory_id]
+        if len(exact) == 1 or len(rows) == 1:
+            return _memory(exact[0] if exact else rows[0])
+        raise MemoryNotFound(f"no memory {memory_id!r}" if not rows else
+                             f"{memory_id!r} names {len(rows)} memories",
+                             "list them with `codeloop memory list --all`")
+
+    def listing(self, user: str, repo: str | None = None) -> list[Memory]:
+        if repo is None:
+            where, params = "user = ? OR scope = 'team'", [user]
+        else:
+            where = ("(user = ? AND (scope = 'user' OR repo = ?)) "
+                     "OR (scope = 'team' AND repo = ?)")
+            params = [user, repo, repo]
+        rows = self._conn().execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE ({where}) AND last_used + ttl_s > ? "
+            "ORDER BY created DESC", (*params, time.time())).fetchall()
+        return [_memory(r) for r in rows]
+
+    def recall(self, user: str, repo: str, query: str, k: int) -> list[Hit]:
+        if k <= 0 or not query.strip():
+            return []
+        params = {"user": user, "repo": repo, "now": time.time()}
+        lexical = self._lexical(query, params, k * 4)
+        semantic = self._semantic(query, params, k * 4) if self.use_vectors else {}
+        found = self._rows(set(lexical) | set(semantic))
+        best = max(lexical.values(), default=0.0)
+        scored = []
+        for n, memory in found.items():
+            cosine = semantic.get(n, 0.0)
+            if n not in lexical and cosine < MIN_COSINE:
+                continue
+            bm25 = lexical.get(n, 0.0) / best if best else 0.0
+            score = (_BM25_WEIGHT * bm25 + (1 - _BM25_WEIGHT) * max(cosine, 0.0)
+                     if self.use_vectors else bm25)
+            scored.append(Hit(memory, score))
+        scored.sort(key=lambda h: (-h.score, -h.memory.created))
+        top = scored[0].score if scored else 0.0
+        return [h for h in scored if h.score >= RELATIVE_CUTOFF * top][:k]
+
+    def _lexical(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
+        """rowid -> BM25 score (higher is better) of the visible memories matching a term."""
+        match = fts_query(query)
+        if not match:
+            return {}
+        rows = self._conn().execute(
+            "SELECT m.n, bm25(memory_fts) FROM memory_fts JOIN memories m "
+            f"ON m.n = memory_fts.rowid WHERE memory_fts MATCH :match AND {_VISIBLE} "
+            "ORDER BY bm25(memory_fts) LIMIT :limit",
+            {**params, "match": match, "limit": limit}).fetchall()
+        return {int(n): -float(score) for n, score in rows}
+
+    def _semantic(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
+        """rowid -> cosine similarity of the visible memories nearest the query."""
+        self._backfill_vectors(params)
+        rows = self._conn().execute(
+            f"SELECT v.n, v.vector FROM memory_vectors v JOIN memories m ON m.n = v.n "
+            f"WHERE {_VISIBLE}", params).fetchall()
+        return dict(vectors.ranked(vectors.encode([query])[0],
+                                   [(int(n), bytes(b)) for n, b in rows], limit))
+
+    def _backfill_vectors(self, params: dict[str, object]) -> None:
+        """Vectors for memories stored while embeddings were off."""
+        missing = self._conn().execute(
+            f"SELECT m.n, m.text FROM memories m LEFT JOIN memory_vectors v ON v.n = m.n "
+            f"WHERE v.n IS NULL AND {_VISIBLE}", params).fetchall()
+        if missing:
+            encoded = vectors.encode([str(t) for _, t in missing])
+            self._conn().executemany(
+                "INSERT OR REPLACE INTO memory_vectors (n, vector) VALUES (?, ?)",
+                [(int(n), vectors.to_blob(v)) for (n, _), v in zip(missing, encoded, strict=True)])
+
+    def _rows(self, rowids: Iterable[int]) -> dict[int, Memory]:
+        ids = list(rowids)
+        if not ids:
+            return {}
+        marks = ", ".join("?" for _ in ids)
+        rows = self._conn().execute(
+            f"SELECT n, {_COLUMNS} FROM memories WHERE n IN ({marks})", ids).fetchall()
+        return {int(r[0]): _memory(r[1:]) for r in rows}
+
+
+def memory_path(data: Path) -> Path:
+    """Where a data directory keeps its memory store."""
+    return data / "memory.sqlite"
+
+
+@functools.lru_cache(maxsize=16)
+def open_memory(data: Path) -> SQLiteMemoryStore:
+    """The memory store of a data directory, opened once per process (its connections are
+    per thread)."""
+    return SQLiteMemoryStore(memory_path(data))
