@@ -31,8 +31,8 @@ from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.control import Control
-from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.memory import attach_memory, task_recall
+from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore
