@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from codeloop.events import Event, StoredEvent
 from codeloop.session.store import LOCAL_OWNER, EventStore, SessionRow
@@ -27,6 +28,13 @@ class ObservedStore:
         # SQLite's busy handler backs off by sleeping (up to 100 ms), which showed up as
         # stream latency spikes: session threads of one process take turns here instead.
         self._write_lock = threading.Lock() if serialise_writes else None
+
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file underneath (None for PostgreSQL): what sits beside it, such as the
+        memory store, is found from here."""
+        path = getattr(self.inner, "path", None)
+        return path if isinstance(path, Path) else None
 
     def subscribe(self, subscriber: Subscriber) -> None:
         self.subscribers.append(subscriber)
