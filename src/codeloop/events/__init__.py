@@ -34,6 +34,7 @@ from codeloop.events.changes import (
     PlanUpdated,
     StepStatus,
 )
+from codeloop.events.context import ContextBuilt, ContextSpan
 from codeloop.events.model import (
     AuxiliaryModelCall,
     ModelCallFailed,
@@ -100,6 +101,7 @@ KnownEvent = Annotated[
     | BudgetWarning
     | LoopDetected
     | Compacted
+    | ContextBuilt
     | VerificationRan
     | BaselineRecorded
     | ReviewDecided,
@@ -155,6 +157,8 @@ __all__ = [
     "BudgetWarning",
     "CommandRan",
     "Compacted",
+    "ContextBuilt",
+    "ContextSpan",
     "Event",
     "EventBase",
     "FileEdited",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from codeloop.index.registry import discard_index
+from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.tools.base import ToolContext
 from codeloop.workspace.base import Workspace
 
@@ -19,5 +20,8 @@ def drop_view_index(workspace: Workspace) -> None:
 def end_run(ctx: ToolContext) -> None:
     """A runner has stopped (finished, paused or failed): release its view's index. A later
     resume seeds a new one from the repository's index and re-parses only what differs."""
+    warmup = ctx.services.pop(WARMUP_SERVICE, None)
+    if isinstance(warmup, IndexWarmup):
+        warmup.close()  # its thread may still be writing the view's index
     ctx.services.pop("index", None)
     drop_view_index(ctx.workspace)

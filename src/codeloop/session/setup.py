@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.config import Settings, data_dir
-from codeloop.context.budget import repo_map_tokens
-from codeloop.context.session_map import session_repo_map
 from codeloop.errors import CodeloopError, ConfigError
 from codeloop.events import SessionStarted
+from codeloop.index.service import RepoIndex
+from codeloop.index.warmup import WARMUP_SERVICE, IndexOpener, IndexWarmup
 from codeloop.llm.router import Router
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.memory.instructions import (
@@ -28,6 +28,7 @@ from codeloop.sandbox.docker_backend import DockerSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
+from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
 from codeloop.session.prompts import system_prompt
 from codeloop.session.runner import FinishGate, Runner
@@ -116,8 +117,6 @@ def start_session(
         tools=[{"name": s.name, "description": s.description, "parameters": s.parameters}
                for s in registry.specs()],
         base_commit=git_head(repo),
-        repo_map=session_repo_map(repo, task, repo_map_tokens(
-            settings.context_window, settings.max_output_tokens, settings.repo_map_tokens)),
         hook_files=hook_files,
     )])
     return sid
@@ -187,6 +186,8 @@ class RuntimeParts:
     finish_gate: FinishGate | None = None
     control: Control | None = None
     toolchain: Toolchain | None = None
+    # How the session's index is opened on its thread (tests slow it down).
+    index_opener: IndexOpener | None = None
 
 
 def build_runner(
@@ -210,6 +211,7 @@ def build_runner(
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
+    feed = context_feed(store, session_id, repo, settings, ctx, parts.index_opener)
     return Runner(
         store, session_id, model, registry or default_registry(), ctx, settings.budgets,
         policy=policy, approver=parts.approver, finish_gate=gate,
@@ -217,5 +219,28 @@ def build_runner(
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,
         plan_approval=settings.plans_need_approval, redactor=session_redactor(settings),
-        router=router,
+        router=router, context=feed,
     )
+
+
+def context_feed(store: EventStore, session_id: str, repo: Path, settings: Settings,
+                 ctx: ToolContext, opener: IndexOpener | None = None) -> ContextFeed:
+    """Start the session's index on its thread (the search tools find it in `ctx`) and the
+    feed that turns it into code context for the model."""
+    started = next((e.event for e in store.read(session_id)
+                    if isinstance(e.event, SessionStarted)), None)
+    budgets = ContextBudgets.for_window(settings.context_window, settings.max_output_tokens,
+                                        settings.context_tokens, settings.repo_map_tokens)
+    feed: ContextFeed | None = None
+
+    def opened(index: RepoIndex) -> None:
+        ctx.services["index"] = index  # edits are indexed as they happen from here on
+        if feed is not None:
+            feed.prepare(index)
+
+    warmup = IndexWarmup(ctx.workspace.path, repo, opener, then=opened)
+    feed = ContextFeed(warmup, started.task if started else "", budgets,
+                       session_redactor(settings))
+    ctx.services[WARMUP_SERVICE] = warmup
+    warmup.start()
+    return feed
