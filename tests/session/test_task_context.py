@@ -88,7 +88,7 @@ def contexts(store: SQLiteEventStore, sid: str) -> list[ContextBuilt]:
 
 def test_the_first_request_has_the_task_context_after_the_task(tmp_path: Path) -> None:
     repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False)
+    cfg = Settings(verify_on_finish=False, context_wait_s=60)
     store = open_store(tmp_path / "data")
     sid = start_session(store, TASK, repo, cfg, "scripted")
     model = Recording(ScriptedModel(FIX_SCRIPT))
@@ -110,7 +110,7 @@ def test_the_first_request_has_the_task_context_after_the_task(tmp_path: Path) -
 
 def test_the_task_context_holds_the_relevant_file_of_a_larger_repo(tmp_path: Path) -> None:
     repo = shop_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False, context_tokens=600)
+    cfg = Settings(verify_on_finish=False, context_tokens=600, context_wait_s=60)
     store = open_store(tmp_path / "data")
     task = "apply_discount rounds the discounted price down; it should round to the cent"
     sid = start_session(store, task, repo, cfg, "scripted")
@@ -125,7 +125,7 @@ def test_the_task_context_holds_the_relevant_file_of_a_larger_repo(tmp_path: Pat
 
 def test_a_refresh_adds_what_reading_points_at_and_repeats_nothing(tmp_path: Path) -> None:
     repo = shop_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False, context_tokens=300)
+    cfg = Settings(verify_on_finish=False, context_tokens=300, context_wait_s=60)
     store = open_store(tmp_path / "data")
     task = "apply_discount rounds the discounted price down; it should round to the cent"
     sid = start_session(store, task, repo, cfg, "scripted")
@@ -153,7 +153,7 @@ def test_a_refresh_adds_what_reading_points_at_and_repeats_nothing(tmp_path: Pat
 def test_a_resumed_session_sends_the_same_bytes_before_the_conversation(tmp_path: Path
                                                                         ) -> None:
     repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False)
+    cfg = Settings(verify_on_finish=False, context_wait_s=60)
     store = open_store(tmp_path / "data")
     sid = start_session(store, TASK, repo, cfg, "scripted")
     control = Control()
@@ -180,7 +180,8 @@ def test_a_resumed_session_sends_the_same_bytes_before_the_conversation(tmp_path
 def test_compaction_keeps_requests_with_the_context_inside_the_window(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     (repo / "big.txt").write_text("".join(f"line {n} of a long file\n" for n in range(1500)))
-    cfg = Settings(context_window=8000, max_output_tokens=500, verify_on_finish=False)
+    cfg = Settings(context_window=8000, max_output_tokens=500, verify_on_finish=False,
+                   context_wait_s=60)
     store = open_store(tmp_path / "data")
     sid = start_session(store, TASK, repo, cfg, "scripted")
     script = [turn(call("edit_file", path="calc.py", old="a - b", new="a + b"))]
@@ -222,7 +223,7 @@ def test_the_first_model_call_does_not_wait_for_a_slow_index(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_tools, "INDEX_WAIT_S", 0.2)
     repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False)
+    cfg = Settings(verify_on_finish=False, context_wait_s=0.5)
     store = open_store(tmp_path / "data")
     sid = start_session(store, TASK, repo, cfg, "scripted")
     release = threading.Event()

@@ -26,8 +26,8 @@ from codeloop.policy.redact import Redactor
 from codeloop.policy.untrusted import inspect, wrap_untrusted
 from codeloop.session.state import SessionState
 
-# How long the first model call waits for the task context (a warm index is open in about
-# half a second on sympy; a cold one is not waited for).
+# How long the first model call waits for the task context by default (`context_wait_s`:
+# a warm index is open in about half a second on sympy; a cold one is not waited for).
 FIRST_WAIT_S = 0.8
 TASK_HEADER = ("# Code context for the task\nFrom codeloop's code index: the files ranked "
                "most relevant to the task, their outlines (`line│ signature`) and the best "

@@ -240,7 +240,7 @@ def context_feed(store: EventStore, session_id: str, repo: Path, settings: Setti
 
     warmup = IndexWarmup(ctx.workspace.path, repo, opener, then=opened)
     feed = ContextFeed(warmup, started.task if started else "", budgets,
-                       session_redactor(settings))
+                       session_redactor(settings), settings.context_wait_s)
     ctx.services[WARMUP_SERVICE] = warmup
     warmup.start()
     return feed
