@@ -63,7 +63,7 @@ def test_too_long_compacts_retries_once_then_falls_back(
     summariser = ScriptedModel([Turn(text="SUMMARY: big.txt was read")] * 5, name="small")
     router = Router(RoleModels({role: (summariser,) if role == "small" else chain
                                 for role in ROLES}))
-    cfg = Settings(verify_on_finish=False, context_tokens=200)
+    cfg = Settings(verify_on_finish=False, context_tokens=200, context_wait_s=60)
     store = open_store(tmp_path / "data")
     sid = start_session(store, "fix add() in calc.py", repo, cfg, "gpt-primary")
     model = chain[0]

@@ -28,7 +28,7 @@ from codeloop.session.state import SessionState
 
 # How long the first model call waits for the task context by default (`context_wait_s`:
 # a warm index is open in about half a second on sympy; a cold one is not waited for).
-FIRST_WAIT_S = 0.8
+FIRST_WAIT_S = 0.5
 TASK_HEADER = ("# Code context for the task\nFrom codeloop's code index: the files ranked "
                "most relevant to the task, their outlines (`line│ signature`) and the best "
                "snippets. A starting point, not the whole story: read a file before you edit "
@@ -86,10 +86,13 @@ class ContextFeed:
         the index is ready), else a refresh when the model looked at new files."""
         if self.budgets.task <= 0:
             return []
-        first = not any(c.phase == "task" for c in state.contexts)
+        # A session logged before contexts existed has its repo map in the start event.
+        first = not any(c.phase == "task" for c in state.contexts) and not (
+            state.started is not None and state.started.repo_map)
         if first:
             wait = self.first_wait_s if state.steps == 0 else 0.0
-            self.warmup.wait_done(wait)
+            if not self.warmup.wait_done(wait):
+                return []  # still on the index's thread: a later turn gets it
             index = self.warmup.wait(0)
             if index is None:
                 return []
