@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.config import Settings, data_dir
+from codeloop.context.tokens import get_counter
 from codeloop.errors import CodeloopError, ConfigError
 from codeloop.events import SessionStarted
 from codeloop.index.service import RepoIndex
@@ -243,4 +245,7 @@ def context_feed(store: EventStore, session_id: str, repo: Path, settings: Setti
                        session_redactor(settings), settings.context_wait_s)
     ctx.services[WARMUP_SERVICE] = warmup
     warmup.start()
+    # The first request is measured in tokens: its encoding loads (a second of CPU) while
+    # the loop gets ready, not when the first model call is due.
+    threading.Thread(target=get_counter, daemon=True, name="codeloop-tokens").start()
     return feed
