@@ -13,14 +13,23 @@ from codeloop.config import Settings
 from codeloop.context.assemble import tools_tokens
 from codeloop.context.messages import CONTEXT_NAME, build_messages
 from codeloop.context.tokens import get_counter, messages_tokens
-from codeloop.events import ContextBuilt
+from codeloop.events import (
+    ContextBuilt,
+    ContextSpan,
+    ModelCallFinished,
+    SessionStarted,
+    ToolCallData,
+    ToolCallFinished,
+)
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
+from codeloop.index.warmup import IndexWarmup
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
+from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
 from codeloop.session.setup import RuntimeParts, build_runner, open_store, start_session
-from codeloop.session.state import fold
+from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import SQLiteEventStore
 from codeloop.tools import search_tools
 from tests.session.helpers import FIX_SCRIPT, call, git, make_repo, turn
@@ -282,3 +291,32 @@ def test_repository_text_in_the_context_is_fenced_when_it_instructs_and_secrets_
     assert "[UNTRUSTED REPOSITORY CODE" in built.text and "ignore your previous" in built.text
     assert "ghp_0123456789" not in built.text
     assert "ghp_0123456789" not in str(model.requests[0].messages)
+
+
+def test_refreshes_stop_once_they_have_spent_the_task_contexts_budget(tmp_path: Path) -> None:
+    repo = shop_repo(tmp_path)
+    warmup = IndexWarmup(repo, repo, lambda v, s, c: open_index(v, c)).start()
+    assert warmup.wait_done(60)
+    feed = ContextFeed(warmup, "apply_discount rounds down", ContextBudgets(300, 0.25, 200))
+
+    def state_after(spent: int) -> SessionState:
+        state = SessionState()
+        apply(state, SessionStarted(task="apply_discount rounds down", repo=str(repo),
+                                    model="m", config={}, system_prompt="s"))
+        apply(state, ContextBuilt(phase="task", text="t", tokens=100,
+                                  spans=[ContextSpan(path="billing.py", kind="outline")]))
+        if spent:
+            apply(state, ContextBuilt(phase="refresh", text="r", tokens=spent,
+                                      focus=["orders.py"]))
+        read = ToolCallData(id="c1", name="read_file", arguments={"path": "shipping.py"})
+        apply(state, ModelCallFinished(step=1, model="m", text="", tool_calls=[read]))
+        apply(state, ToolCallFinished(step=1, call_id="c1", name="read_file", ok=True,
+                                      output="..."))
+        return state
+
+    [fresh] = feed.events(state_after(0))
+    assert fresh.phase == "refresh" and fresh.budget == 200
+    [last] = feed.events(state_after(250))
+    assert last.budget == 50 and last.tokens <= 50  # what is left of the 300
+    assert feed.events(state_after(300)) == []
+    warmup.close()

@@ -110,16 +110,20 @@ class ContextFeed:
         index = self.warmup.wait(0)
         paths, words = focus_since_last(state)
         earlier = {p for c in state.contexts for p in c.focus}
-        if index is None or self.budgets.refresh <= 0 or not set(paths) - earlier:
+        # Refreshes together get at most the task context's budget: a long session reads
+        # many files, and the conversation keeps what the model read itself.
+        spent = sum(c.tokens for c in state.contexts if c.phase == "refresh")
+        budget = min(self.budgets.refresh, self.budgets.task - spent)
+        if index is None or budget <= 0 or not set(paths) - earlier:
             return []  # only a file not looked at before makes a refresh worth its tokens
         focus = [*paths, *words]
         # The files and what they use from elsewhere: the definitions the model will need
         # next (the task itself was ranked for in the first context).
         text = "\n".join([*focus, " ".join(names_used_by(index, paths))])
-        built = self._build(index, text, self.budgets.refresh, 0.5, seen_in(state))
+        built = self._build(index, text, budget, 0.5, seen_in(state))
         if not built[0].snippets and not built[0].repo_map.files:
             return []
-        return [self._event("refresh", built, focus, self.budgets.refresh)]
+        return [self._event("refresh", built, focus, budget)]
 
     def _build(self, index: RepoIndex, text: str, budget: int, share: float, seen: Seen
                ) -> tuple[TaskContext, float]:
