@@ -21,11 +21,13 @@ from codeloop.events import (
     ToolCallData,
     ToolCallFinished,
 )
+from codeloop.index import store as index_store
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
 from codeloop.index.warmup import IndexWarmup
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
+from codeloop.session import cleanup
 from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
 from codeloop.session.setup import RuntimeParts, build_runner, open_store, start_session
@@ -320,3 +322,28 @@ def test_refreshes_stop_once_they_have_spent_the_task_contexts_budget(tmp_path: 
     assert last.budget == 50 and last.tokens <= 50  # what is left of the 300
     assert feed.events(state_after(300)) == []
     warmup.close()
+
+
+def test_a_run_that_ends_early_does_not_wait_for_the_index_and_its_view_index_goes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cleanup, "END_WAIT_S", 0.1)
+    repo = code_repo(tmp_path)
+    cfg = Settings(verify_on_finish=False, context_wait_s=0)
+    store = open_store(tmp_path / "data")
+    sid = start_session(store, TASK, repo, cfg, "scripted")
+    release = threading.Event()
+
+    def slow_opener(view: Path, seed: Path, cache: Path) -> RepoIndex:
+        release.wait(30)
+        return open_index(view, cache, seed=seed)
+
+    model = Recording(ScriptedModel([turn(call("finish", summary="-"))]))
+    runner = build_runner(store, sid, repo, cfg, model, base_dir=tmp_path / "data",
+                          parts=RuntimeParts(index_opener=slow_opener))
+    assert runner.run().status == "finished"
+    warmup = runner.ctx.services["index_warmup"]
+    cleanup.end_run(runner.ctx)  # returns while the index is still being built
+    assert not warmup.wait_done(0)
+    release.set()
+    warmup.close()
+    assert not index_store.index_dir(runner.ctx.workspace.path).exists()

@@ -65,6 +65,8 @@ class IndexWarmup:
         self.error: str | None = None
         self._opened = threading.Event()
         self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._after: Callable[[], None] | None = None
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name="codeloop-index-warmup")
 
@@ -85,7 +87,11 @@ class IndexWarmup:
             if self.index is not None and self.then is not None:
                 self.then(self.index)
         finally:
-            self._done.set()
+            with self._lock:
+                self._done.set()
+                after, self._after = self._after, None
+            if after is not None:
+                after()
 
     def wait(self, timeout: float = 0.0) -> RepoIndex | None:
         """The index once open (waiting at most `timeout` seconds), else None."""
@@ -113,6 +119,17 @@ class IndexWarmup:
     def close(self) -> None:
         """Wait for the thread: the view's index must not be deleted while it is built."""
         self._thread.join()
+
+    def release(self, cleanup: Callable[[], None], wait_s: float) -> None:
+        """Run `cleanup` (deleting the view's index) once the thread is done: now if it is
+        within `wait_s`, else on the thread when it finishes, so a session that ends
+        early does not wait for a cold index (in a process that exits, it never runs)."""
+        self._done.wait(wait_s)
+        with self._lock:
+            if not self._done.is_set():
+                self._after = cleanup
+                return
+        cleanup()
 
 
 def wait_for_warmups() -> None:

@@ -9,6 +9,10 @@ from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.tools.base import ToolContext
 from codeloop.workspace.base import Workspace
 
+# How long the end of a run waits for an index still being built before leaving its
+# deletion to the index's thread.
+END_WAIT_S = 2.0
+
 
 def drop_view_index(workspace: Workspace) -> None:
     """Close and delete the index made for the workspace's merged view (a new directory per
@@ -21,7 +25,9 @@ def end_run(ctx: ToolContext) -> None:
     """A runner has stopped (finished, paused or failed): release its view's index. A later
     resume seeds a new one from the repository's index and re-parses only what differs."""
     warmup = ctx.services.pop(WARMUP_SERVICE, None)
-    if isinstance(warmup, IndexWarmup):
-        warmup.close()  # its thread may still be writing the view's index
     ctx.services.pop("index", None)
-    drop_view_index(ctx.workspace)
+    if isinstance(warmup, IndexWarmup):
+        # Its thread may still be writing the view's index: deleted when it is done.
+        warmup.release(lambda: drop_view_index(ctx.workspace), END_WAIT_S)
+    else:
+        drop_view_index(ctx.workspace)
