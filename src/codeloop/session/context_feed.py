@@ -10,6 +10,7 @@ conversation already shows. Each is a `ContextBuilt` event: the log says what we
 from __future__ import annotations
 
 import posixpath
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import numpy as np
 
 from codeloop.context.retrieval import WHOLE, Seen, TaskContext, build_task_context
 from codeloop.context.tokens import get_counter
+from codeloop.errors import CodeloopError
 from codeloop.events import ContextBuilt, ContextSpan, ModelCallFinished, ToolCallFinished
 from codeloop.index import embeddings
 from codeloop.index.service import RepoIndex
@@ -103,6 +105,8 @@ class ContextFeed:
                 # Not built ahead, or the model read files since: build it now, without them.
                 prepared = self._build(index, self.task, self.budgets.task,
                                        self.budgets.map_share, seen)
+            if prepared is None:
+                return []
             if not prepared[0].snippets and not prepared[0].repo_map.shown:
                 self.budgets = ContextBudgets(0, 0.0, 0)  # no code to show: never again
                 return []
@@ -121,15 +125,20 @@ class ContextFeed:
         # next (the task itself was ranked for in the first context).
         text = "\n".join([*focus, " ".join(names_used_by(index, paths))])
         built = self._build(index, text, budget, 0.5, seen_in(state))
-        if not built[0].snippets and not built[0].repo_map.files:
+        if built is None or (not built[0].snippets and not built[0].repo_map.files):
             return []
         return [self._event("refresh", built, focus, budget)]
 
     def _build(self, index: RepoIndex, text: str, budget: int, share: float, seen: Seen
-               ) -> tuple[TaskContext, float]:
+               ) -> tuple[TaskContext, float] | None:
+        """The context and its build time; None when the index failed under it (the
+        session goes on with the search tools, which say what is wrong)."""
         begin = time.perf_counter()
-        context = build_task_context(index, text, budget, get_counter(), share, seen,
-                                     semantic=self.semantic)
+        try:
+            context = build_task_context(index, text, budget, get_counter(), share, seen,
+                                         semantic=self.semantic)
+        except (CodeloopError, OSError, sqlite3.Error):
+            return None
         return context, (time.perf_counter() - begin) * 1000
 
     def _event(self, phase: str, built: tuple[TaskContext, float], focus: list[str],
