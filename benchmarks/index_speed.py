@@ -1,4 +1,5 @@
-"""Index speed: cold build, incremental update, tool latency, context build time, peak memory.
+"""Index speed: cold build, incremental update, tool latency, context build time (the task
+context and a per-turn refresh), peak memory, and a session's time to its first model call.
 
 Targets: sympy (a clone of the bare mirror, with its history, at a commit) and a
 generated tree of `--files` small Python files. Each target runs in its own subprocess so
@@ -116,16 +117,22 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
     started = time.perf_counter()
     commits = len(index.commit_search())  # built once per git HEAD, on the first ranking
     commit_search_ms = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    build_task_context(index, queries[0], 20_000)
+    first_context_ms = (time.perf_counter() - started) * 1000
     results: dict[str, Any] = {
         "files": stats.scanned, "chunks": index.stats()["chunks"],
         "cold_index_s": round(cold_s, 2),
         "commits_searched": commits, "commit_search_build_ms": round(commit_search_ms, 1),
+        "first_context_build_ms": round(first_context_ms, 1),
         "search_code": timed(lambda q: search_tool.run(SearchCode.args_model(query=q), ctx),
                              search_queries),
         "find_symbol": timed(lambda n: symbol_tool.run(FindSymbol.args_model(name=n), ctx),
                              names),
         "grep": timed(lambda n: grep(root, n, limit=100), names[: max(20, iterations // 4)]),
         "read_file": timed(read, [rng.choice(paths) for _ in range(iterations)]),
+        # After one untimed build: a session builds its first on the index's thread, which
+        # loads what every later build reuses (definitions, the graph, the commit search).
         "context_build": timed(lambda q: build_task_context(index, q, 20_000),
                                queries[: max(10, iterations // 10)]),
     }
@@ -146,11 +153,69 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
         index.update()
         sweep.append((time.perf_counter() - started) * 1000)
     assert index.find_symbol("added_by_benchmark_4"), "the change was not indexed"
+    refresh_context(index, paths[0])  # its first call builds a name table, as a session's would
+    results["context_refresh"] = timed(lambda p: refresh_context(index, p),
+                                       [rng.choice(paths) for _ in range(max(10, iterations // 10))])
     results["incremental_update_ms"] = round(statistics.median(one), 2)
     results["sweep_update_ms"] = round(statistics.median(sweep), 2)
     index.close()
     results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return results
+
+
+def refresh_context(index: Any, path: str) -> object:
+    """A per-turn refresh as the session builds it after the model read `path`."""
+    from codeloop.context.retrieval import WHOLE, Seen, build_task_context
+    from codeloop.session.context_feed import names_used_by
+
+    text = "\n".join([path, " ".join(names_used_by(index, [path]))])
+    return build_task_context(index, text, 3_000, map_share=0.5,
+                              seen=Seen(spans={path: [(1, WHOLE)]}))
+
+
+def session_start(root: Path, tmp: Path) -> dict[str, Any]:
+    """Seconds from `start_session` to the first model call: with no index (cold), then
+    again with the repository's index left by the first session (warm)."""
+    from codeloop.config import Settings
+    from codeloop.llm.scripted import ScriptedModel, Turn
+    from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
+    from codeloop.session.cleanup import end_run
+    from codeloop.session.setup import build_runner, open_store, start_session
+
+    class FirstCall:
+        """Finishes at once; remembers when it was first asked and what it was sent."""
+
+        def __init__(self) -> None:
+            self.inner = ScriptedModel([Turn(tool_calls=[{"name": "finish",
+                                                          "arguments": {"summary": "-"}}])])
+            self.name = "first-call"
+            self.at: float | None = None
+            self.had_context = False
+
+        def complete(self, request: ModelRequest, on_delta: DeltaCallback | None = None
+                     ) -> Completion:
+            if self.at is None:
+                self.at = time.perf_counter()
+                self.had_context = any("# Code context" in m.content for m in request.messages)
+            return self.inner.complete(request, on_delta)
+
+    out: dict[str, Any] = {}
+    store = open_store(tmp / "data")
+    task = "Matrix.det() returns nan for a symbolic matrix with zero entries"
+    cfg = Settings(verify_on_finish=False)  # the default sandbox: a hard-link workspace
+    for name in ("cold", "warm"):
+        model = FirstCall()
+        begin = time.perf_counter()
+        sid = start_session(store, task, root, cfg, model.name)
+        runner = build_runner(store, sid, root, cfg, model, base_dir=tmp / "data")
+        out[f"session_setup_{name}_s"] = round(time.perf_counter() - begin, 3)
+        runner.run()
+        assert model.at is not None
+        out[f"session_start_{name}_s"] = round(model.at - begin, 3)
+        out[f"first_call_had_context_{name}"] = model.had_context
+        end_run(runner.ctx)  # waits for the index thread: the next session starts warm
+        out[f"index_ready_{name}_s"] = round(time.perf_counter() - begin, 2)
+    return out
 
 
 def child(args: argparse.Namespace) -> None:
@@ -160,14 +225,14 @@ def child(args: argparse.Namespace) -> None:
         os.environ["CODELOOP_CACHE_DIR"] = str(Path(tmp) / "cache")
         root = Path(tmp) / "tree"
         root.mkdir()
-        if args.child == "sympy":
+        if args.child in ("sympy", "session"):
             # A checkout with its history, as a user's repository: the ranker searches past
             # commit messages. Objects are borrowed from the mirror, not copied.
             subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(args.mirror),
                             str(root)], check=True)
             subprocess.run(["git", "-C", str(root), "checkout", "-q", "--detach", args.commit],
                            check=True)
-            rows = [json.loads(x) for x in INSTANCES.read_text().splitlines() if x.strip()]
+            rows = [json.loads(x) for x in args.instances.read_text().splitlines() if x.strip()]
             queries = [r["problem_statement"] for r in rows if r["repo"] == "sympy/sympy"]
         else:
             started = time.perf_counter()
@@ -176,13 +241,16 @@ def child(args: argparse.Namespace) -> None:
                   file=sys.stderr)
             queries = [f"render graph node {i} parse tokens and merge the cache" for i in
                        range(50)]
+        if args.child == "session":
+            print("RESULT " + json.dumps(session_start(root, Path(tmp))), flush=True)
+            return
         print("RESULT " + json.dumps(measure(root, queries, args.iterations)), flush=True)
 
 
 def run_child(target: str, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--child", target, "--files", str(args.files),
            "--iterations", str(args.iterations), "--mirror", str(args.mirror),
-           "--commit", args.commit]
+           "--commit", args.commit, "--instances", str(args.instances)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -197,13 +265,19 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--mirror", type=Path, default=SYMPY_MIRROR)
     parser.add_argument("--commit", default=SYMPY_COMMIT)
+    parser.add_argument("--instances", type=Path, default=INSTANCES,
+                        help="SWE-bench instances (JSON lines): sympy's issue texts as queries")
     parser.add_argument("--skip-generated", action="store_true")
-    parser.add_argument("--child", choices=["sympy", "generated"], help=argparse.SUPPRESS)
+    parser.add_argument("--skip-session", action="store_true",
+                        help="do not measure the time to a session's first model call")
+    parser.add_argument("--child", choices=["sympy", "generated", "session"],
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
         return
     sympy = run_child("sympy", args)
+    session = None if args.skip_session else run_child("session", args)
     generated = None if args.skip_generated else run_child("generated", args)
     for name, r in [("sympy", sympy), (f"generated {args.files}", generated)]:
         if r is None:
@@ -211,7 +285,8 @@ def main() -> None:
         print(f"{name}: {r['files']} files, {r['chunks']} chunks, cold {r['cold_index_s']} s, "
               f"incremental {r['incremental_update_ms']} ms (sweep {r['sweep_update_ms']} ms), "
               f"peak RSS {r['peak_rss_mb']} MB")
-        for tool in ("search_code", "find_symbol", "grep", "read_file", "context_build"):
+        for tool in ("search_code", "find_symbol", "grep", "read_file", "context_build",
+                     "context_refresh"):
             print(f"  {tool:>14}: median {r[tool]['p50']} ms  p95 {r[tool]['p95']} ms  "
                   f"(CPU median {r[tool]['cpu_p50']} ms  p95 {r[tool]['cpu_p95']} ms)")
 
@@ -227,15 +302,23 @@ def main() -> None:
             f"{prefix}context_build_p95_ms": r["context_build"]["p95"],
             f"{prefix}context_build_cpu_p50_ms": r["context_build"]["cpu_p50"],
             f"{prefix}context_build_cpu_p95_ms": r["context_build"]["cpu_p95"],
+            f"{prefix}context_refresh_p50_ms": r["context_refresh"]["p50"],
+            f"{prefix}context_refresh_p95_ms": r["context_refresh"]["p95"],
             f"{prefix}incremental_update_ms": r["incremental_update_ms"],
             f"{prefix}sweep_update_ms": r["sweep_update_ms"],
             f"{prefix}cold_index_s": r["cold_index_s"],
             f"{prefix}commit_search_build_ms": r["commit_search_build_ms"],
+            f"{prefix}first_context_build_ms": r["first_context_build_ms"],
             f"{prefix}peak_rss_mb": r["peak_rss_mb"],
             f"{prefix}files": r["files"],
         }
 
     figures = flat(sympy)
+    if session is not None:
+        print(f"session start (to the first model call): cold {session['session_start_cold_s']} s, "
+              f"warm {session['session_start_warm_s']} s (index ready after "
+              f"{session['index_ready_cold_s']} / {session['index_ready_warm_s']} s)")
+        figures.update(session)
     if generated is not None:
         figures.update(flat(generated, "generated_"))
     print(json.dumps(figures))

@@ -1,5 +1,5 @@
 """Every test gets its own config, data and cache directories, so none reads or writes ~;
-code indexes (a session start builds one for its repo map) live under its tmp_path."""
+code indexes (a session builds one on a thread) live under its tmp_path."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.index.registry import forget_open_indexes
+from codeloop.index.warmup import wait_for_warmups
 
 
 @pytest.fixture(autouse=True)
@@ -23,10 +24,18 @@ def _private_home_dirs(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture(autouse=True)
+def _no_embeddings_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions fuse embeddings when the extra is installed; loading the model costs seconds
+    of CPU, so tests that want it set CODELOOP_EMBEDDINGS themselves."""
+    monkeypatch.setenv("CODELOOP_EMBEDDINGS", "0")
+
+
+@pytest.fixture(autouse=True)
 def index_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     cache = tmp_path / "index-cache"
     monkeypatch.setenv("CODELOOP_CACHE_DIR", str(cache))
     yield cache
+    wait_for_warmups()
     forget_open_indexes()
 
 

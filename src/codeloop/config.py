@@ -173,9 +173,16 @@ class Settings(BaseModel):
     # Take a test baseline before the first edit and gate `finish` on "no new failures".
     verify_on_finish: bool = True
     tool_protocol: Literal["auto", "native", "text"] = "auto"
-    # Tokens for the repo map put in front of the task; None: the budget for the context
-    # window (context/budget.py), 0: no repo map.
+    # Tokens of the task context's repo map; None: a quarter of the context's tokens, 0: no
+    # repo map.
     repo_map_tokens: int | None = Field(default=None, ge=0)
+    # Tokens of code context (repo map and snippets) given with the task; None: a fifth of
+    # the window's input, at most 20K (session/context_feed.py); 0: none.
+    context_tokens: int | None = Field(default=None, ge=0)
+    # How long the first model call waits for the code index and the task context (a small
+    # repository's is ready well within it; sympy's takes 1.5 s warm); the model starts
+    # without them after that, and they arrive with a later turn.
+    context_wait_s: float = Field(default=0.5, ge=0)
     local: dict[str, Any] = Field(default_factory=dict)
     server: ServerSettings = Field(default_factory=ServerSettings)
     handoff: HandoffSettings = Field(default_factory=HandoffSettings)

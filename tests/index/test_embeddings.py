@@ -16,11 +16,15 @@ needs_model = pytest.mark.skipif(
     reason="the `embeddings` extra (model2vec, tokenlearn-static-model) is not installed")
 
 
-def test_off_unless_the_setting_turns_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_when_installed_unless_the_setting_turns_it_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(embeddings.ENV_VAR, raising=False)
-    assert not embeddings.enabled()
+    assert embeddings.enabled() == embeddings.available()
     monkeypatch.setenv(embeddings.ENV_VAR, "0")
     assert not embeddings.enabled()
+    monkeypatch.setattr(embeddings, "_MODULES", ("codeloop_no_such_module_xyz",))
+    monkeypatch.delenv(embeddings.ENV_VAR)
+    assert not embeddings.enabled()  # not installed: off, without an error
 
 
 def test_asking_for_missing_packages_says_how_to_install(
@@ -45,7 +49,7 @@ def test_fusion_adds_reciprocal_rank_with_priors() -> None:
 
 
 def test_fusion_is_skipped_when_off(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(embeddings.ENV_VAR, raising=False)
+    monkeypatch.setenv(embeddings.ENV_VAR, "off")
     index = RepoIndex(repo)
     index.update()
     ranked = rank_files(index, "apply a discount to the price", limit=200)
@@ -93,3 +97,53 @@ def test_fused_ranking_when_on(repo: Path, monkeypatch: pytest.MonkeyPatch) -> N
     plain = dict(ranked)
     assert all(score > plain.get(path, 0.0) for path, score in fused)
     index.close()
+
+
+@needs_model
+def test_vectors_are_kept_with_the_index_so_a_restart_embeds_only_changes(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    embedded: list[int] = []
+    real_encode = embeddings.encode
+
+    def counting(texts: list[str]):  # type: ignore[no-untyped-def]
+        embedded.append(len(texts))
+        return real_encode(texts)
+
+    monkeypatch.setattr(embeddings, "encode", counting)
+    text = "the discount is applied twice to the total price"
+    index = RepoIndex(repo)
+    index.update()
+    first = embeddings.rank_files_semantic(index, text, 10)
+    index.close()
+    assert (index.dir / embeddings.VECTORS_FILE).is_file()
+    assert embedded[0] > 3 and embedded[1:] == [1]  # every chunk, then the query
+    embedded.clear()
+    # A new process (a new index object): the saved vectors serve, only the query is encoded.
+    restarted = RepoIndex(repo)
+    restarted.update()
+    assert embeddings.rank_files_semantic(restarted, text, 10) == first
+    assert embedded == [1]
+    embedded.clear()
+    # One file changes: only its one chunk is embedded again.
+    (repo / "shop" / "cart.py").write_text("def checkout(cart):\n    return cart.total()\n")
+    restarted.update()
+    embeddings.rank_files_semantic(restarted, text, 10)
+    assert embedded == [1, 1]
+    restarted.close()
+
+
+@needs_model
+def test_a_views_vectors_are_kept_with_its_repository(repo: Path) -> None:
+    import shutil
+
+    from codeloop.index.registry import discard_index, open_index
+    view = repo.parent / "view"
+    shutil.copytree(repo, view)
+    seed = RepoIndex(repo)
+    seed.update()
+    seed.close()
+    index = open_index(view, seed=repo)
+    embeddings.rank_files_semantic(index, "apply a discount", 5)
+    discard_index(view)  # the session is over: its view's index goes
+    assert (seed.dir / embeddings.VECTORS_FILE).is_file()
+    assert len(embeddings.load_vectors(seed.dir / embeddings.VECTORS_FILE)) >= 3

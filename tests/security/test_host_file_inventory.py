@@ -254,6 +254,12 @@ ALLOWED: dict[str, str] = {
     "codeloop.index.lexical:LexicalIndex.save:*.write_text": "ours: the index dir",
     "codeloop.index.registry:open_index:*.exists": "ours: index dirs in the cache",
     "codeloop.index.registry:open_index:*.is_dir": "ours: index dirs in the cache",
+    "codeloop.index.embeddings:save_vectors:*.open": "ours: chunk vectors in the index cache",
+    "codeloop.index.embeddings:save_vectors:*.replace": "ours: chunk vectors in the index "
+                                                        "cache",
+    "codeloop.index.embeddings:vectors_home:*.is_dir": "ours: an index dir in the cache",
+    "codeloop.index.warmup:open_session_index:*.is_dir": "ours: the repository's index dir in "
+                                                         "the cache",
     "codeloop.index.registry:open_index:shutil.copytree": "ours: seeding one index dir from another",
     "codeloop.index.registry:discard_index:*.is_dir": "ours: an index dir",
     "codeloop.index.registry:discard_index:shutil.rmtree": "ours: an index dir",

@@ -81,6 +81,18 @@ def plan_table(summary: str, steps: list[PlanStep], title: str = "plan") -> Tabl
     return table
 
 
+def context_line(data: dict[str, Any]) -> str:
+    """What a `context_built` event put in front of the model, on one line."""
+    outlines = [s["path"] for s in data["spans"] if s["kind"] == "outline"]
+    snippets = [s for s in data["spans"] if s["kind"] == "snippet"]
+    files = list(dict.fromkeys(s["path"] for s in snippets))
+    extra = " + embeddings" if data["embeddings"] else ""
+    return (f"context ({data['phase']}{extra}): {len(outlines)} files outlined, "
+            f"{len(snippets)} snippets from {', '.join(for_terminal(f) for f in files[:4]) or '-'}"
+            f"{' …' if len(files) > 4 else ''} · {data['tokens']:,} of {data['budget']:,} "
+            f"tokens · built in {data['build_ms']:.0f} ms")
+
+
 def usage_table(rows: list[dict[str, Any]]) -> Table:
     """Calls, tokens and cost per model and role (`summary_dict(...)["by_model"]`)."""
     table = Table(title="by model and role", title_justify="left", expand=False)
@@ -177,6 +189,8 @@ class LiveRenderer:
         elif kind == "plan_updated":
             changes = ", ".join(f"{ch['id']} → {ch['status'] or 'note'}" for ch in data["changes"])
             c.print(f"[cyan]plan progress:[/] {markup_safe(changes)}")
+        elif kind == "context_built":
+            c.print(Text(context_line(data), style="cyan"))
         elif kind == "system_note":
             c.print(f"[yellow]note:[/] {markup_safe(data['text'])}")
         elif kind == "memory_recalled":

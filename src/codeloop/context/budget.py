@@ -11,8 +11,8 @@ from codeloop.context.tokens import TokenCounter, get_counter
 class SectionBudgets:
     """Token budgets per context section; `total` is the window minus the reserved output.
 
-    The one place the sections' sizes are set: the session's repo map (`repo_map_tokens`),
-    the plan, tool outputs and file views are all cut to these.
+    The one place the sections' sizes are set: the plan, tool outputs and file views are
+    all cut to these (the task context has its own, `session.context_feed`).
     """
 
     total: int
@@ -35,14 +35,6 @@ class SectionBudgets:
             tool_output=max(500, int(4_000 * scale)),
             file_view=max(800, int(6_000 * scale)),
         )
-
-
-def repo_map_tokens(context_window: int, reserve_output: int, configured: int | None) -> int:
-    """The budget of the repo map a session starts with: the configured figure, else the
-    repo-map share of this window."""
-    if configured is not None:
-        return configured
-    return SectionBudgets.for_window(context_window, reserve_output).repo_map
 
 
 def fit_text(text: str, budget_tokens: int, how_to_see_more: str,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from codeloop.context.compaction import PLAN_NAME
 from codeloop.events import (
     Compacted,
+    ContextBuilt,
     Event,
     ModelCallFinished,
     SessionStarted,
@@ -24,6 +25,7 @@ from codeloop.events import (
 from codeloop.llm.types import Message
 
 REPO_MAP_NAME = "repo_map"
+CONTEXT_NAME = "code_context"
 _REPO_MAP_NOTE = ("(made when the session started; files may have changed since: read a file "
                   "before editing it, and call repo_map(focus) for another focus)")
 
@@ -81,6 +83,9 @@ def conversation(transcript: Sequence[Event]) -> list[Message]:
             body.append(Message(role="tool", content=_tool_text(event),
                                 tool_call_id=event.call_id, name=event.name))
             outstanding.discard(event.call_id)
+            flush()
+        elif isinstance(event, ContextBuilt):
+            deferred.append(Message(role="user", content=event.text, name=CONTEXT_NAME))
             flush()
         elif isinstance(event, UserMessage | SystemNote):
             prefix = "[codeloop] " if isinstance(event, SystemNote) else ""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from codeloop.context.repomap import RepoMap, build_repo_map
 from codeloop.context.tokens import TokenCounter, get_counter
 from codeloop.index.focus import focus_of, without_reports
-from codeloop.index.rank import LEXICAL_DEPTH, rank_files
+from codeloop.index.rank import LEXICAL_DEPTH, rank_files, with_embeddings
 from codeloop.index.service import RepoIndex
 
 MAP_SHARE = 0.25
@@ -27,6 +27,24 @@ class Snippet:
 
 
 @dataclass
+class Seen:
+    """What the conversation already shows: files outlined, and line spans of files (a
+    whole file read is the span 1 to `WHOLE`). A context built with it repeats neither."""
+
+    outlined: set[str] = field(default_factory=set)
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def covers(self, path: str, start: int, end: int) -> bool:
+        return any(s <= start and end <= e for s, e in self.spans.get(path, ()))
+
+    def add_span(self, path: str, start: int, end: int) -> None:
+        self.spans.setdefault(path, []).append((start, end))
+
+
+WHOLE = 1 << 30
+
+
+@dataclass
 class TaskContext:
     text: str
     tokens: int
@@ -41,16 +59,22 @@ def number_lines(lines: list[str], first: int) -> str:
 
 def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
                        counter: TokenCounter | None = None,
-                       map_share: float = MAP_SHARE) -> TaskContext:
-    """Repo map (a `map_share` of the budget) then code for `task`, never over the budget."""
+                       map_share: float = MAP_SHARE, seen: Seen | None = None,
+                       semantic: bool = False) -> TaskContext:
+    """Repo map (a `map_share` of the budget) then code for `task`, never over the budget;
+    nothing `seen` already shows, and the ranking fused with embeddings if `semantic`."""
     counter = counter or get_counter()
+    seen = seen or Seen()
     task = without_reports(task)
     focus = focus_of(index, task)
     # One BM25 pass serves the ranking and the snippets; snippets are hash-checked when read.
     chunk_hits = index.search(task, LEXICAL_DEPTH, verify=False)
-    ranked = rank_files(index, task, limit=200, focus=focus, chunk_hits=chunk_hits)
+    ranked = rank_files(index, task, limit=LEXICAL_DEPTH, focus=focus, chunk_hits=chunk_hits)
+    if semantic:
+        ranked = with_embeddings(index, task, ranked, limit=LEXICAL_DEPTH)
+    unseen = [(p, s) for p, s in ranked if p not in seen.outlined and not seen.covers(p, 1, WHOLE)]
     repo_map = build_repo_map(index, task, int(budget_tokens * map_share), counter,
-                              ranked=ranked, focus=focus)
+                              ranked=unseen, focus=focus)
     file_rank = {p: i for i, (p, _) in enumerate(ranked)}
     candidates: list[tuple[float, str, int, int]] = []
     top = [p for p, _ in ranked[:_TOP_FILES]]
@@ -72,7 +96,7 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
     file_lines: dict[str, list[str] | None] = {}
     for _score, path, start, end in candidates:
         spans = covered.setdefault(path, [])
-        if any(s <= start and end <= e for s, e in spans):
+        if any(s <= start and end <= e for s, e in spans) or seen.covers(path, start, end):
             continue
         if (end - start + 1) * _MIN_TOKENS_PER_LINE > budget_tokens - used:
             continue  # cannot fit: skip before reading the file

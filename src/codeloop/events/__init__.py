@@ -34,6 +34,7 @@ from codeloop.events.changes import (
     PlanUpdated,
     StepStatus,
 )
+from codeloop.events.context import ContextBuilt, ContextSpan
 from codeloop.events.handoff import BranchCommitted, CommitMessageWritten, PullRequestOpened
 from codeloop.events.mcp import McpServerConnected, McpServerFailed, McpToolsChanged
 from codeloop.events.memory import MemoryRecalled, MemoryStored
@@ -106,6 +107,7 @@ KnownEvent = Annotated[
     | BudgetWarning
     | LoopDetected
     | Compacted
+    | ContextBuilt
     | VerificationRan
     | BaselineRecorded
     | ReviewDecided
@@ -171,6 +173,8 @@ __all__ = [
     "CommandRan",
     "CommitMessageWritten",
     "Compacted",
+    "ContextBuilt",
+    "ContextSpan",
     "EgressDecided",
     "Event",
     "EventBase",

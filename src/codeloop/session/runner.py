@@ -43,6 +43,7 @@ from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.redact import Redactor
 from codeloop.session.authorise import Approver, Gatekeeper, session_hook_guard
 from codeloop.session.budgets import check_budgets, warning_text
+from codeloop.session.context_feed import ContextFeed
 from codeloop.session.control import Control
 from codeloop.session.loops import detect_loop
 from codeloop.session.observe import redact_event, screen
@@ -111,6 +112,7 @@ class Runner:
         plan_approval: bool = False,
         redactor: Redactor | None = None,
         router: Router | None = None,
+        context: ContextFeed | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -134,6 +136,7 @@ class Runner:
         self.requests = TurnRequests(lambda: self.state, self.calls.side_model("compaction"),
                                      self._emit, max_output_tokens, context_window)
         self.redactor = redactor or Redactor.from_environment()
+        self.context = context
         self.state = SessionState()
         # True while this run continues an earlier one and its model has not answered yet:
         # a failure then (a wrong endpoint, a refused key) leaves the session resumable.
@@ -257,6 +260,9 @@ class Runner:
 
     def _call_model(self) -> bool:
         """One model turn; False when the loop must stop with the session still open."""
+        if self.context is not None:
+            for built in self.context.events(self.state):
+                self._emit(built)
         try:
             request = self.requests.build(self.registry.specs())
             completion = self.calls.turn(request, self.on_delta, self.requests.shrink)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.config import Settings, data_dir
-from codeloop.context.budget import repo_map_tokens
-from codeloop.context.session_map import session_repo_map
+from codeloop.context.tokens import get_counter
 from codeloop.errors import CodeloopError, ConfigError
 from codeloop.events import MemoryRecalled, NetworkHostAllowed, SessionStarted
+from codeloop.index.service import RepoIndex
+from codeloop.index.warmup import WARMUP_SERVICE, IndexOpener, IndexWarmup
 from codeloop.llm.router import Router
 from codeloop.llm.types import DeltaCallback, Model
 from codeloop.mcp.attach import attach_mcp, detach_mcp
@@ -30,6 +32,7 @@ from codeloop.sandbox.docker_backend import DockerSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
+from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
 from codeloop.session.memory import attach_memory, task_recall
 from codeloop.session.network import NETWORK, SessionNetwork, network_active
@@ -136,8 +139,6 @@ def start_session(
         tools=[{"name": s.name, "description": s.description, "parameters": s.parameters}
                for s in registry.specs()],
         base_commit=git_head(repo),
-        repo_map=session_repo_map(repo, task, repo_map_tokens(
-            settings.context_window, settings.max_output_tokens, settings.repo_map_tokens)),
         hook_files=hook_files,
     ), *([MemoryRecalled(ids=recalled.ids, query=task, tokens=recalled.tokens)]
          if recalled.ids else [])])
@@ -223,6 +224,8 @@ class RuntimeParts:
     toolchain: Toolchain | None = None
     # The MCP servers to start (None: the settings' own, which come from the user's config).
     mcp: McpSettings | None = None
+    # How the session's index is opened on its thread (tests slow it down).
+    index_opener: IndexOpener | None = None
 
 
 def build_runner(
@@ -248,6 +251,7 @@ def build_runner(
     gate = parts.finish_gate
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
+    feed = context_feed(store, session_id, repo, settings, ctx, parts.index_opener)
     on_event = attach_memory(ctx, store, session_id, repo, settings, session_redactor(settings),
                              on_event)
     runner = Runner(
@@ -258,7 +262,7 @@ def build_runner(
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,
         plan_approval=settings.plans_need_approval, redactor=session_redactor(settings),
-        router=router,
+        router=router, context=feed,
     )
     # After the runner: connecting records events through it. The caller's `end_run`
     # stops the servers; if the runner is never handed back, stop them here.
@@ -268,3 +272,29 @@ def build_runner(
         detach_mcp(ctx)
         raise
     return runner
+
+
+def context_feed(store: EventStore, session_id: str, repo: Path, settings: Settings,
+                 ctx: ToolContext, opener: IndexOpener | None = None) -> ContextFeed:
+    """Start the session's index on its thread (the search tools find it in `ctx`) and the
+    feed that turns it into code context for the model."""
+    started = next((e.event for e in store.read(session_id)
+                    if isinstance(e.event, SessionStarted)), None)
+    budgets = ContextBudgets.for_window(settings.context_window, settings.max_output_tokens,
+                                        settings.context_tokens, settings.repo_map_tokens)
+    feed: ContextFeed | None = None
+
+    def opened(index: RepoIndex) -> None:
+        ctx.services["index"] = index  # edits are indexed as they happen from here on
+        if feed is not None:
+            feed.prepare(index)
+
+    warmup = IndexWarmup(ctx.workspace.path, repo, opener, then=opened)
+    feed = ContextFeed(warmup, started.task if started else "", budgets,
+                       session_redactor(settings), settings.context_wait_s)
+    ctx.services[WARMUP_SERVICE] = warmup
+    warmup.start()
+    # The first request is measured in tokens: its encoding loads (a second of CPU) while
+    # the loop gets ready, not when the first model call is due.
+    threading.Thread(target=get_counter, daemon=True, name="codeloop-tokens").start()
+    return feed

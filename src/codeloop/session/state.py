@@ -15,6 +15,7 @@ from codeloop.events import (
     AuxiliaryModelCall,
     BaselineRecorded,
     Compacted,
+    ContextBuilt,
     Event,
     FileEdited,
     ModelCallFinished,
@@ -88,6 +89,8 @@ class SessionState:
     plan: Plan | None = None
     proposals: dict[str, Plan] = field(default_factory=dict)
     compactions: int = 0
+    # The code contexts put into the conversation (`session.context_feed`), in order.
+    contexts: list[ContextBuilt] = field(default_factory=list)
     # A successful finish whose SessionFinished was not yet written (killed in between).
     finish_summary: str | None = None
     # The verifier's runs on the untouched tree (`BaselineRecorded`), restored on resume.
@@ -233,6 +236,10 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
         state.baseline_runs.extend(event.runs)
     elif isinstance(event, Compacted):
         state.compactions += 1
+        state.transcript.append(event)
+    elif isinstance(event, ContextBuilt):
+        state.contexts.append(event)
+        state.tainted |= event.untrusted
         state.transcript.append(event)
     return state
 

@@ -24,6 +24,8 @@ from codeloop.llm.types import ContextWindowExceeded, Message, Model, ModelReque
 from codeloop.planner.render import render_plan
 from codeloop.session.state import SessionState
 
+_MIN_OUTPUT = 256
+
 
 class TurnRequests:
     """Builds each turn's `ModelRequest` from the session's state."""
@@ -49,12 +51,16 @@ class TurnRequests:
 
     def shrink(self, sent: ModelRequest, exc: ContextWindowExceeded) -> ModelRequest | None:
         """After a provider found `sent` too long: compacted to the window it named (at most
-        three quarters of what was sent), kept for the rest of this run; None if no smaller."""
+        three quarters of what was sent), kept for the rest of this run, with at most a quarter
+        of it kept for the output; None if no smaller."""
         counter = get_counter()
         sent_tokens = messages_tokens(sent.messages, counter)
         whole = sent_tokens + tools_tokens(sent.tools, counter) + self.max_output_tokens
         window = min(exc.limit or whole, whole * 3 // 4)
         self.context_window = min(self.context_window or window, window)
+        # The output reserved within a window the provider named smaller than configured
+        # (8K of output in an 8K window would leave no room to compact into).
+        self.max_output_tokens = min(self.max_output_tokens, max(_MIN_OUTPUT, window // 4))
         try:
             smaller = self.build(sent.tools)
         except ContextOverflow:

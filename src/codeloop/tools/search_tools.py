@@ -11,10 +11,13 @@ from codeloop.context.repomap import build_repo_map
 from codeloop.context.retrieval import number_lines
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
+from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
 from codeloop.tools.visibility import visible
 
 OUTPUT_TOKENS = 4_000
+# How long a search waits for an index still being built before saying it is not ready.
+INDEX_WAIT_S = 5.0
 _SNIPPET_LINES = 30
 
 
@@ -23,6 +26,10 @@ def index_for(ctx: ToolContext) -> RepoIndex:
     service = ctx.services.get("index")
     if isinstance(service, RepoIndex):
         return service
+    warmup = ctx.services.get(WARMUP_SERVICE)
+    if isinstance(warmup, IndexWarmup):
+        # The session builds it on a thread: never a second build of the same tree here.
+        return warmup.for_tool(INDEX_WAIT_S)
     index = open_index(ctx.workspace.path, seed=ctx.workspace.root)
     # Kept for the session so the loop can tell it about edits as they happen.
     ctx.services["index"] = index

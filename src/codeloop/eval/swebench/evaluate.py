@@ -51,7 +51,7 @@ class InstanceResult:
     finish_blocked: int = 0
     verify_s: float = 0.0
     agent_note: str = ""
-    # start_session: the repository's index (cold on a new checkout) and the repo map.
+    # start_session (the index and the task context are built on a thread since issue 19).
     session_start_s: float = 0.0
     # The session's trajectory file (`--trajectories`), for reading what the agent did.
     trajectory: str = ""

@@ -1,0 +1,138 @@
+"""The session's code index, opened on a thread so the first model call does not wait for it.
+
+A cold repository takes seconds to minutes to index (sympy: 15–170 s by load); a warm one
+still a second to load and sweep. Meanwhile the model works with `grep`, `read_file` and
+`list_files`; the search tools wait a little for the index and otherwise say it is not ready
+(`IndexBuilding`). The repository's own index is built first when it has none, so that the
+next session's view starts from a copy of it (`index.registry.open_index`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+from codeloop.errors import CodeloopError
+from codeloop.index import store
+from codeloop.index.registry import open_index
+from codeloop.index.service import RepoIndex
+
+# Opens the index of `view` (a workspace's tree) seeded from `repo`, in the cache directory
+# given: what tests slow down.
+IndexOpener = Callable[[Path, Path, Path], RepoIndex]
+WARMUP_SERVICE = "index_warmup"
+_live: weakref.WeakSet[IndexWarmup] = weakref.WeakSet()
+
+
+class IndexBuilding(CodeloopError):
+    """A search tool was called while the session's index is still being built."""
+
+
+class IndexUnavailable(CodeloopError):
+    """The session's index could not be built; the text tools still work."""
+
+
+def open_session_index(view: Path, repo: Path, cache: Path) -> RepoIndex:
+    """The view's index, after building the repository's own when it has none (so it seeds
+    this view and later sessions' views)."""
+    if view.resolve() != repo.resolve() and not store.index_dir(repo, cache).is_dir():
+        own = RepoIndex(repo, cache)
+        try:
+            own.update()
+        finally:
+            own.close()
+    return open_index(view, cache, seed=repo)
+
+
+class IndexWarmup:
+    """Builds the index on a daemon thread; `then` runs on that thread once it is open (the
+    context feed builds the first task context there)."""
+
+    def __init__(self, view: Path, repo: Path, opener: IndexOpener | None = None,
+                 then: Callable[[RepoIndex], None] | None = None) -> None:
+        self.view, self.repo = view, repo
+        # Fixed now: the thread must not follow a setting changed after the session began.
+        self.cache = store.cache_root()
+        self.opener = opener or open_session_index
+        self.then = then
+        self.started = time.monotonic()
+        self.ready_after_s: float | None = None
+        self.index: RepoIndex | None = None
+        self.error: str | None = None
+        self._opened = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._after: Callable[[], None] | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="codeloop-index-warmup")
+
+    def start(self) -> IndexWarmup:
+        _live.add(self)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self.index = self.opener(self.view, self.repo, self.cache)
+            self.ready_after_s = time.monotonic() - self.started
+        except (CodeloopError, OSError, sqlite3.Error) as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._opened.set()
+        try:
+            if self.index is not None and self.then is not None:
+                self.then(self.index)
+        finally:
+            with self._lock:
+                self._done.set()
+                after, self._after = self._after, None
+            if after is not None:
+                after()
+
+    def wait(self, timeout: float = 0.0) -> RepoIndex | None:
+        """The index once open (waiting at most `timeout` seconds), else None."""
+        self._opened.wait(timeout)
+        return self.index
+
+    def wait_done(self, timeout: float = 0.0) -> bool:
+        """Whether the index is open and `then` has run (waiting at most `timeout`)."""
+        return self._done.wait(timeout)
+
+    def for_tool(self, timeout: float) -> RepoIndex:
+        """The index for a search tool: waits up to `timeout`, then says why there is none."""
+        index = self.wait(timeout)
+        if index is not None:
+            return index
+        if self.error is not None:
+            raise IndexUnavailable(f"the code index could not be built ({self.error})",
+                                   "use grep, list_files and read_file")
+        elapsed = time.monotonic() - self.started
+        raise IndexBuilding(
+            f"the code index is still being built ({elapsed:.0f} s so far), so there is no "
+            "result yet",
+            "use grep, list_files and read_file meanwhile; search again in a little while")
+
+    def close(self) -> None:
+        """Wait for the thread: the view's index must not be deleted while it is built."""
+        self._thread.join()
+
+    def release(self, cleanup: Callable[[], None], wait_s: float) -> None:
+        """Run `cleanup` (deleting the view's index) once the thread is done: now if it is
+        within `wait_s`, else on the thread when it finishes, so a session that ends
+        early does not wait for a cold index (in a process that exits, it never runs)."""
+        self._done.wait(wait_s)
+        with self._lock:
+            if not self._done.is_set():
+                self._after = cleanup
+                return
+        cleanup()
+
+
+def wait_for_warmups() -> None:
+    """Wait for every index thread this process started (tests, before their tmp dirs go)."""
+    for warmup in list(_live):
+        warmup.close()

@@ -1,0 +1,227 @@
+"""Code context on every turn: the task context once the index is ready, then refreshes.
+
+The first context ranks the repository for the task (files, their outlines in a repo map,
+the best snippets) within a budget; it is built on the index's thread as soon as the index
+opens, and the loop waits a moment for it before the first model call. Later turns add the
+files the model's reading and editing point at (the session focus), never what the
+conversation already shows. Each is a `ContextBuilt` event: the log says what went in.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from codeloop.context.retrieval import WHOLE, Seen, TaskContext, build_task_context
+from codeloop.context.tokens import get_counter
+from codeloop.errors import CodeloopError
+from codeloop.events import ContextBuilt, ContextSpan, ModelCallFinished, ToolCallFinished
+from codeloop.index import embeddings
+from codeloop.index.service import RepoIndex
+from codeloop.index.warmup import IndexWarmup
+from codeloop.policy.redact import Redactor
+from codeloop.policy.untrusted import inspect, wrap_untrusted
+from codeloop.session.state import SessionState
+
+# How long the first model call waits for the task context by default (`context_wait_s`:
+# a warm index is open in about half a second on sympy; a cold one is not waited for).
+FIRST_WAIT_S = 0.5
+TASK_HEADER = ("# Code context for the task\nFrom codeloop's code index: the files ranked "
+               "most relevant to the task, their outlines (`line│ signature`) and the best "
+               "snippets. A starting point, not the whole story: read a file before you edit "
+               "it.\n\n")
+REFRESH_HEADER = ("# More code context\nFiles related to what you read and edited so far, "
+                  "not shown before in this conversation.\n\n")
+# Arguments whose values say what the model is looking at.
+_FOCUS_ARGS = ("path", "query", "name", "pattern", "focus")
+_USED_NAMES = 40
+
+
+@dataclass(frozen=True)
+class ContextBudgets:
+    """Tokens for the first context, its repo map's share, and each refresh."""
+
+    task: int = 20_000
+    map_share: float = 0.25
+    refresh: int = 3_000
+
+    @classmethod
+    def for_window(cls, window: int, reserve_output: int, configured: int | None,
+                   repo_map: int | None) -> ContextBudgets:
+        """The configured task budget, else a fifth of the window's input (at most 20K);
+        `repo_map` tokens of it for the map when configured."""
+        task = configured if configured is not None else min(20_000,
+                                                              max(0, window - reserve_output) // 5)
+        share = 0.25 if repo_map is None or task == 0 else min(1.0, repo_map / task)
+        return cls(task, share, min(3_000, task // 6))
+
+
+class ContextFeed:
+    """What the loop asks before each model call: the context events to record first."""
+
+    def __init__(self, warmup: IndexWarmup, task: str, budgets: ContextBudgets,
+                 redactor: Redactor | None = None, first_wait_s: float = FIRST_WAIT_S) -> None:
+        self.warmup = warmup
+        self.task = task
+        self.budgets = budgets
+        self.redactor = redactor or Redactor()
+        self.first_wait_s = first_wait_s
+        self.semantic = embeddings.available() and embeddings.enabled()
+        self._lock = threading.Lock()
+        self._prepared: tuple[TaskContext, float] | None = None
+
+    def prepare(self, index: RepoIndex) -> None:
+        """On the index's thread, as soon as it opens: the first context, built ahead."""
+        if self.budgets.task <= 0:
+            return
+        built = self._build(index, self.task, self.budgets.task, self.budgets.map_share, Seen())
+        with self._lock:
+            self._prepared = built
+
+    def events(self, state: SessionState) -> list[ContextBuilt]:
+        """The context to add before this turn: the task context if it is not in yet (and
+        the index is ready), else a refresh when the model looked at new files."""
+        if self.budgets.task <= 0:
+            return []
+        # A session logged before contexts existed has its repo map in the start event.
+        first = not any(c.phase == "task" for c in state.contexts) and not (
+            state.started is not None and state.started.repo_map)
+        if first:
+            wait = self.first_wait_s if state.steps == 0 else 0.0
+            if not self.warmup.wait_done(wait):
+                return []  # still on the index's thread: a later turn gets it
+            index = self.warmup.wait(0)
+            if index is None:
+                return []
+            seen = seen_in(state)
+            with self._lock:
+                prepared, self._prepared = self._prepared, None
+            if prepared is None or seen.spans:
+                # Not built ahead, or the model read files since: build it now, without them.
+                prepared = self._build(index, self.task, self.budgets.task,
+                                       self.budgets.map_share, seen)
+            if prepared is None:
+                return []
+            if not prepared[0].snippets and not prepared[0].repo_map.shown:
+                self.budgets = ContextBudgets(0, 0.0, 0)  # no code to show: never again
+                return []
+            return [self._event("task", prepared, [], self.budgets.task)]
+        index = self.warmup.wait(0)
+        paths, words = focus_since_last(state)
+        earlier = {p for c in state.contexts for p in c.focus}
+        # Refreshes together get at most the task context's budget: a long session reads
+        # many files, and the conversation keeps what the model read itself.
+        spent = sum(c.tokens for c in state.contexts if c.phase == "refresh")
+        budget = min(self.budgets.refresh, self.budgets.task - spent)
+        if index is None or budget <= 0 or not set(paths) - earlier:
+            return []  # only a file not looked at before makes a refresh worth its tokens
+        focus = [*paths, *words]
+        # The files and what they use from elsewhere: the definitions the model will need
+        # next (the task itself was ranked for in the first context).
+        text = "\n".join([*focus, " ".join(names_used_by(index, paths))])
+        built = self._build(index, text, budget, 0.5, seen_in(state))
+        if built is None or (not built[0].snippets and not built[0].repo_map.files):
+            return []
+        return [self._event("refresh", built, focus, budget)]
+
+    def _build(self, index: RepoIndex, text: str, budget: int, share: float, seen: Seen
+               ) -> tuple[TaskContext, float] | None:
+        """The context and its build time; None when the index failed under it (the
+        session goes on with the search tools, which say what is wrong)."""
+        begin = time.perf_counter()
+        try:
+            context = build_task_context(index, text, budget, get_counter(), share, seen,
+                                         semantic=self.semantic)
+        except (CodeloopError, OSError, sqlite3.Error):
+            return None
+        return context, (time.perf_counter() - begin) * 1000
+
+    def _event(self, phase: str, built: tuple[TaskContext, float], focus: list[str],
+               budget: int) -> ContextBuilt:
+        context, build_ms = built
+        counter = get_counter()
+        spans = [ContextSpan(path=p, kind="outline") for p in context.repo_map.files]
+        spans += [ContextSpan(path=s.path, start_line=s.start_line, end_line=s.end_line,
+                              tokens=counter.count(s.text)) for s in context.snippets]
+        header = TASK_HEADER if phase == "task" else REFRESH_HEADER
+        seen = inspect(context.text)
+        body = self.redactor.redact(seen.text).text
+        if seen.flags:
+            # Repository text that looks like instructions: fenced, and the session tainted.
+            body = wrap_untrusted(body, seen.flags, seen.notes, what="REPOSITORY CODE",
+                                  source="code index")
+        return ContextBuilt(
+            phase="task" if phase == "task" else "refresh", text=header + body,
+            ranked=[p for p, _ in context.ranked_files[:20]], spans=spans, focus=focus,
+            tokens=context.tokens, budget=budget, build_ms=round(build_ms, 2),
+            index_ready_s=round(self.warmup.ready_after_s or 0.0, 3),
+            embeddings=self.semantic, untrusted=bool(seen.flags))
+
+
+def names_used_by(index: RepoIndex, paths: list[str], limit: int = _USED_NAMES) -> list[str]:
+    """Names the files reference that other files define, the most specific first."""
+    graph = index.graph()
+    ids = [graph.index[p] for p in paths if p in graph.index]
+    if not ids:
+        return []
+    by_id = index.memo("graph_name_by_id", lambda: {v: k for k, v in graph.names.items()})
+    used = graph.edge_name[np.isin(graph.src, ids) & (graph.edge_name >= 0)]
+    names = {by_id[int(i)] for i in np.unique(used) if int(i) in by_id}
+    return sorted(names, key=lambda n: (len(graph.defined_in.get(n, ())), n))[:limit]
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path.replace("\\", "/")).lstrip("/").removeprefix("./")
+
+
+def seen_in(state: SessionState) -> Seen:
+    """What the conversation shows already: earlier contexts and the files the model read."""
+    seen = Seen()
+    for context in state.contexts:
+        for span in context.spans:
+            if span.kind == "outline":
+                seen.outlined.add(span.path)
+            else:
+                seen.add_span(span.path, span.start_line, span.end_line)
+    calls = {}
+    for event in state.transcript:
+        if isinstance(event, ModelCallFinished):
+            calls.update({c.id: c for c in event.tool_calls})
+        elif isinstance(event, ToolCallFinished) and event.ok and event.name == "read_file":
+            call = calls.get(event.call_id)
+            args = call.arguments if call is not None else None
+            if args and isinstance(args.get("path"), str):
+                start = args.get("start_line") or 1
+                end = args.get("end_line") or WHOLE
+                seen.add_span(_norm(args["path"]), int(start), int(end))
+    return seen
+
+
+def focus_since_last(state: SessionState) -> tuple[list[str], list[str]]:
+    """The paths the model read or edited, and what it searched for, since the last
+    context."""
+    last = max((i for i, e in enumerate(state.transcript) if e.type == "context_built"),
+               default=-1)
+    calls = {}
+    paths: list[str] = []
+    words: list[str] = []
+    for event in state.transcript[last + 1:]:
+        if isinstance(event, ModelCallFinished):
+            calls.update({c.id: c for c in event.tool_calls})
+        elif isinstance(event, ToolCallFinished) and event.ok:
+            call = calls.get(event.call_id)
+            args = (call.arguments if call is not None else None) or {}
+            for key in _FOCUS_ARGS:
+                value = args.get(key)
+                if isinstance(value, str) and value.strip():
+                    if key == "path":
+                        if event.name != "list_files" and _norm(value) != ".":
+                            paths.append(_norm(value))
+                    else:
+                        words.append(value.strip()[:200])
+    return list(dict.fromkeys(paths)), list(dict.fromkeys(words))
