@@ -42,6 +42,15 @@ from codeloop.events.model import (
     ModelFellBack,
     ModelRouted,
 )
+from codeloop.events.roles import (
+    ExplorerFinished,
+    ExplorerStarted,
+    PlanRevised,
+    ReviewGiven,
+    ReviewRequested,
+    StepChecked,
+    SubagentToolCall,
+)
 from codeloop.events.session import (
     SessionFinished,
     SessionPaused,
@@ -102,7 +111,14 @@ KnownEvent = Annotated[
     | Compacted
     | VerificationRan
     | BaselineRecorded
-    | ReviewDecided,
+    | ReviewDecided
+    | PlanRevised
+    | StepChecked
+    | ReviewRequested
+    | ReviewGiven
+    | ExplorerStarted
+    | ExplorerFinished
+    | SubagentToolCall,
     Field(discriminator="type"),
 ]
 
@@ -157,6 +173,8 @@ __all__ = [
     "Compacted",
     "Event",
     "EventBase",
+    "ExplorerFinished",
+    "ExplorerStarted",
     "FileEdited",
     "HookFileData",
     "InstructionSource",
@@ -168,19 +186,24 @@ __all__ = [
     "ModelFellBack",
     "ModelRouted",
     "PlanProposed",
+    "PlanRevised",
     "PlanStep",
     "PlanStepChange",
     "PlanStepIn",
     "PlanUpdated",
     "PolicyDecided",
     "ReviewDecided",
+    "ReviewGiven",
+    "ReviewRequested",
     "SessionFinished",
     "SessionPaused",
     "SessionResumed",
     "SessionStarted",
     "SettingsOverridden",
+    "StepChecked",
     "StepStatus",
     "StoredEvent",
+    "SubagentToolCall",
     "SystemNote",
     "ToolCallData",
     "ToolCallFinished",

@@ -29,7 +29,9 @@ from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.control import Control
+from codeloop.session.explore import ExploreTool
 from codeloop.session.prompts import system_prompt
+from codeloop.session.review import ReviewTool
 from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore, SQLiteEventStore
 from codeloop.session.verification import VerifierGate
@@ -55,6 +57,16 @@ def open_store(base: Path | None = None) -> SQLiteEventStore:
 
 def session_dir(session_id: str, base: Path | None = None) -> Path:
     return (base or data_dir()) / "sessions" / session_id
+
+
+def session_registry(settings: Settings) -> ToolRegistry:
+    """The tools a session offers: the defaults, and with roles the reviewer's verdict and
+    the coder's explorers."""
+    registry = default_registry()
+    if settings.roles.enabled:
+        registry.add(ReviewTool())
+        registry.add(ExploreTool())
+    return registry
 
 
 def check_repo(repo: Path) -> Path:
@@ -104,7 +116,7 @@ def start_session(
     if not task.strip():
         raise CodeloopError("the task is empty", "say what you want done, in quotes")
     repo = check_repo(repo)
-    registry = registry or default_registry()
+    registry = registry or session_registry(settings)
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or new_session_id()
@@ -211,11 +223,11 @@ def build_runner(
     if gate is None and settings.verify_on_finish:
         gate = VerifierGate(ctx)
     return Runner(
-        store, session_id, model, registry or default_registry(), ctx, settings.budgets,
+        store, session_id, model, registry or session_registry(settings), ctx, settings.budgets,
         policy=policy, approver=parts.approver, finish_gate=gate,
         on_event=on_event, on_delta=on_delta, control=parts.control,
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,
         plan_approval=settings.plans_need_approval, redactor=session_redactor(settings),
-        router=router,
+        router=router, roles=settings.roles,
     )
