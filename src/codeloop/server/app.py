@@ -33,6 +33,7 @@ from codeloop.server.schemas import (
     PendingApproval,
     PlanOut,
     RejectIn,
+    RoleBudgetOut,
     SessionDetail,
     SessionOut,
 )
@@ -43,6 +44,7 @@ from codeloop.server.service import (
     plan_dict,
 )
 from codeloop.session.resume import remembered_rules, session_settings
+from codeloop.session.role_budgets import role_budget_rows
 from codeloop.session.routing_state import usage_rows
 from codeloop.session.state import SessionState
 from codeloop.session.store import SessionRow
@@ -103,6 +105,7 @@ def _detail(service: SessionService, row: SessionRow, state: SessionState) -> Se
         remembered_rules=remembered_rules(state),
         plan=None if state.plan is None else PlanOut(**plan_dict(state.plan)),
         by_model=[ModelUsageOut.model_validate(r) for r in usage_rows(state.routing)],
+        role_budgets=[RoleBudgetOut.model_validate(r) for r in role_budget_rows(state)],
     )
 
 

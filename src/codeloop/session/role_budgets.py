@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from codeloop.config import Budgets, RolesSettings
 from codeloop.planner.dag import current_step
+from codeloop.session.resume import session_settings
 from codeloop.session.roles_state import StepUse, step_key
 from codeloop.session.state import SessionState
 
@@ -90,3 +91,13 @@ def all_uses(state: SessionState, budgets: Budgets, roles: RolesSettings) -> lis
     uses = [role_use(state, role, budgets, roles) for role in BUDGET_ROLES]
     step = step_use(state, budgets, roles)
     return [*uses, *([step] if step is not None else [])]
+
+
+def role_budget_rows(state: SessionState) -> list[dict[str, object]]:
+    """The rows `codeloop show` and the web view list; none for a session without roles."""
+    if state.started is None:
+        return []
+    settings = session_settings(state)
+    if not settings.roles.enabled:
+        return []
+    return [u.as_dict() for u in all_uses(state, settings.budgets, settings.roles)]
