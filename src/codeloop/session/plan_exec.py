@@ -9,12 +9,14 @@ check, fail a step whose budget is spent, ask for a revision, hand the diff to t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from codeloop.config import Budgets, RolesSettings
 from codeloop.events import PlanStep, PlanStepChange, PlanUpdated, StepChecked, SystemNote
 from codeloop.llm.router import Phase
+from codeloop.llm.types import ToolSpec
 from codeloop.planner.dag import DoneWhen, current_step, ready_steps, unfinished
 from codeloop.planner.model import Plan
 from codeloop.planner.render import render_plan
@@ -24,6 +26,7 @@ from codeloop.session.role_budgets import role_use, step_use
 from codeloop.session.roles_state import PLANNER_NOTE, REPLAN_NOTE, step_key
 from codeloop.session.state import SessionState
 from codeloop.tools.base import Observation, Tool, ToolContext
+from codeloop.tools.registry import ToolRegistry
 from codeloop.tools.run import RunArgs, RunTool
 from codeloop.tools.verify_tools import RunTests, RunTestsArgs
 
@@ -98,6 +101,12 @@ class Conductor:
 
     def role(self, state: SessionState) -> str:
         return _ROLE_OF_PHASE[self.phase(state)]
+
+    def specs(self, registry: ToolRegistry, state: SessionState) -> list[ToolSpec]:
+        """The tools offered this turn: those of the role whose turn it is."""
+        role = self.role(state)
+        return ToolRegistry(t for t in (registry.get(n) for n in registry.names)
+                            if t is not None and tool_allowed(role, t)).specs()
 
     # --- between turns -------------------------------------------------------------------
 
@@ -183,8 +192,7 @@ class Conductor:
         return result
 
     def run_check(self, check: DoneWhen) -> CheckResult:
-        import time
-
+        """Run a `tests:` or `command:` check in the sandbox, as the coder's tools would."""
         begin = time.perf_counter()
         if check.kind == "command":
             obs = RunTool().run(RunArgs(command=check.target), self.ctx)

@@ -38,7 +38,6 @@ from codeloop.llm.types import (
     Model,
     ModelError,
     ScriptExhausted,
-    ToolSpec,
 )
 from codeloop.planner.model import Plan
 from codeloop.policy.engine import PolicyEngine
@@ -276,7 +275,8 @@ class Runner:
     def _call_model(self) -> bool:
         """One model turn; False when the loop must stop with the session still open."""
         try:
-            request = self.requests.build(self._specs())
+            request = self.requests.build(self.registry.specs() if self.conductor is None
+                                          else self.conductor.specs(self.registry, self.state))
             completion = self.calls.turn(request, self.on_delta, self.requests.shrink)
         except ContextOverflow as exc:
             self._finish("context_overflow", reason=str(exc))
@@ -303,14 +303,6 @@ class Runner:
                      "when the task is done.",
             ))
         return True
-
-    def _specs(self) -> list[ToolSpec]:
-        """The tools offered this turn: with roles, those of the role whose turn it is."""
-        if self.conductor is None:
-            return self.registry.specs()
-        role = self.conductor.role(self.state)
-        return ToolRegistry(t for t in (self.registry.get(n) for n in self.registry.names)
-                            if t is not None and tool_allowed(role, t)).specs()
 
     # --- tools -------------------------------------------------------------------------------
 
