@@ -39,3 +39,6 @@ def test_run_and_show_a_session_with_roles(tmp_path: Path) -> None:
     # 50 steps: the planner and the reviewer a quarter each, the coder all of them.
     assert rows["planner"][1] == "1 / 12" and rows["reviewer"][1] == "4 / 12"
     assert rows["coder"][1] == "4 / 50" and rows["explorer"][1] == "0 / 12"
+    doc = json.loads(cli(tmp_path, "export", sid).stdout)
+    exported = {r["name"]: r for r in doc["summary"]["role_budgets"]}
+    assert exported["reviewer"]["turns"] == 4 and exported["reviewer"]["turn_limit"] == 12

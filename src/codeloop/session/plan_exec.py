@@ -47,7 +47,8 @@ PLANNER_BRIEF = """\
 You are the planner. Explore the repository with the read-only tools, then call propose_plan
 with a plan the coder can execute step by step: each step has a short id, a title (its
 goal), the files it touches, depends_on, and done_when — "tests: TARGET" (those tests pass),
-"command: CMD" (the command exits 0) or "" (the coder's word). You cannot edit files."""
+"command: CMD" (the command exits 0), "review: CRITERION" (the reviewer judges) or "" (the
+coder's word). You cannot edit files."""
 
 STEP_BRIEF = """\
 Work on step {id} of the plan now, and only on it: {title}
