@@ -42,3 +42,12 @@ def test_run_and_show_a_session_with_roles(tmp_path: Path) -> None:
     doc = json.loads(cli(tmp_path, "export", sid).stdout)
     exported = {r["name"]: r for r in doc["summary"]["role_budgets"]}
     assert exported["reviewer"]["turns"] == 4 and exported["reviewer"]["turn_limit"] == 12
+
+    # A replay of the export takes the same turns through the same roles.
+    exported_file = tmp_path / "roles.json"
+    exported_file.write_text(json.dumps(doc))
+    again = cli(tmp_path, "replay", str(exported_file), "--json")
+    assert again.returncode == 0, again.stderr + again.stdout
+    kinds = [json.loads(line)["type"] for line in again.stdout.splitlines()
+             if line.startswith("{")]
+    assert kinds.count("review_given") == 2 and kinds[-1] == "session_finished"

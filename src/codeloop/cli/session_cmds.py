@@ -219,9 +219,18 @@ def register(app: typer.Typer) -> None:
         doc = read_trajectory(file)
         target = check_repo(repo or Path(doc["session"]["repo"]))
         task = doc["summary"]["task"]
-        settings = load_settings(target, {"model": "replay"})
+        settings = load_settings(target, {"model": "replay", **_recorded_roles(doc)})
         llm = ScriptedModel(replay_turns(doc), name=f"replay:{file.name}")
         store = open_store()
         sid = start_session(store, task, target, settings, llm.name)
         state = drive(store, sid, target, settings, RoleModels.single(llm), json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))
+
+
+def _recorded_roles(doc: dict[str, Any]) -> dict[str, Any]:
+    """A session recorded with roles replays with them: its turns went planner, coder and
+    reviewer, and the same tools must be there for them."""
+    started: dict[str, Any] = next(
+        (e for e in doc.get("events", []) if e.get("type") == "session_started"), {})
+    roles = started.get("config", {}).get("roles")
+    return {"roles": roles} if isinstance(roles, dict) and roles.get("enabled") else {}
