@@ -47,8 +47,8 @@ def run_all(jobs: Sequence[tuple[ToolCallData, Validated]], ctx: ToolContext
                                                       f"{type(exc).__name__}: {exc}")
         return observation, (time.perf_counter() - begin) * 1000
 
-    if len(jobs) == 1:
-        return [one(jobs[0])]
+    if len(jobs) < 2:
+        return [one(job) for job in jobs]
     with ThreadPoolExecutor(max_workers=min(len(jobs), MAX_WORKERS),
                             thread_name_prefix="codeloop-read") as pool:
         return list(pool.map(one, jobs))

@@ -326,17 +326,20 @@ class Runner:
     def _run_together(self, calls: list[ToolCallData]) -> bool:
         """Read-only calls authorised one by one, then run at the same time."""
         jobs = []
+        paused = False
         for call in calls:
             checked = self._authorised(call)
-            if checked is None:
-                return False
+            if checked is None:  # a person must answer: the calls authorised so far still run
+                paused = True
+                break
             if checked is not True:
                 jobs.append((call, checked))
-                self._start(call)
+        for call, _ in jobs:
+            self._start(call)
         for (call, _), (observation, duration) in zip(jobs, run_all(jobs, self.ctx),
                                                        strict=True):
             self._record(call, observation, duration)
-        return True
+        return not paused
 
     def _authorised(self, call: ToolCallData) -> Validated | Literal[True] | None:
         """The validated call if it may run; True when it was answered already (invalid,
