@@ -152,3 +152,16 @@ def test_a_resumed_session_continues_the_same_step_in_the_same_phase(tmp_path: P
     assert model.requests[0].step == 4 and "propose_plan" in {t.name for t in
                                                                model.requests[0].tools}
     assert len(events_of(store, sid, PlanRevised)) == 1
+
+
+def test_the_planners_share_of_the_budget_is_enforced(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    look = turn(call("read_file", path="calc.py"))
+    script = [look, look, propose("p1", READ, FIX)]
+    # 8 turns, a quarter of them the planner's: two turns of reading, and no plan.
+    cfg = roles_settings(review=False, budgets=Budgets(max_steps=8))
+    store, runner = new_session(tmp_path, repo, Recording(script), cfg)
+    state = runner.run()
+    assert state.status == "budget_exceeded"
+    assert state.finished is not None and "planner's budget (turns)" in state.finished.reason
+    assert turn_roles(store, runner.session_id) == ["planner", "planner"]
