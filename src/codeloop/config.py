@@ -58,9 +58,36 @@ class ModelsSettings(BaseModel):
     # The larger model the coder's turns move to after `escalate_after` failed fix rounds in
     # a row (unset: the planner's).
     escalate: str | ModelChoice | None = None
+    # The read-only explorers the coder starts (`explore`); unset: the small model's.
+    explorer: str | ModelChoice | None = None
     fallback: list[str | ModelChoice] = Field(default_factory=list)
     # 0: never escalate.
     escalate_after: int = Field(default=3, ge=0)
+
+
+class RolesSettings(BaseModel):
+    """`[roles]`: planner, coder and reviewer working one plan (docs/models.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Off: one agent does everything (the plan is advice). On: planner, coder and reviewer
+    # take turns on one log and the loop executes the plan step by step.
+    enabled: bool = False
+    # The reviewer checks the whole diff before the session finishes.
+    review: bool = True
+    # How many times the reviewer may send the work back (K).
+    max_reviews: int = Field(default=2, ge=0)
+    # How many times a failed step may make the planner revise the plan.
+    max_replans: int = Field(default=2, ge=0)
+    # Each role's share of the session's budgets (turns, tokens, cost); a step's share of
+    # them (its coder turns and their cost).
+    planner_share: float = Field(default=0.25, gt=0, le=1)
+    coder_share: float = Field(default=1.0, gt=0, le=1)
+    reviewer_share: float = Field(default=0.25, gt=0, le=1)
+    explorer_share: float = Field(default=0.25, gt=0, le=1)
+    step_share: float = Field(default=0.5, gt=0, le=1)
+    # Turns one explorer may take before it must answer.
+    explorer_turns: int = Field(default=6, ge=1)
 
 
 class ServerSettings(BaseModel):
@@ -154,6 +181,7 @@ class Settings(BaseModel):
     # Kept for configs written before `[models]`: the same as `models.small`.
     small_model: str | None = None
     models: ModelsSettings = Field(default_factory=ModelsSettings)
+    roles: RolesSettings = Field(default_factory=RolesSettings)
     max_output_tokens: int = 8192
     context_window: int = 128_000
     request_timeout_s: float = 600.0
@@ -274,6 +302,8 @@ def _from_env(env: dict[str, str]) -> dict[str, Any]:
     budgets = {key: env[var] for var, key in _ENV_BUDGETS.items() if env.get(var)}
     if budgets:
         layer["budgets"] = budgets
+    if env.get("CODELOOP_ROLES"):
+        layer["roles"] = {"enabled": env["CODELOOP_ROLES"]}
     if env.get("CODELOOP_NO_SANDBOX") == "1":
         layer["sandbox"] = False
     return layer

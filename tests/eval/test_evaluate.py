@@ -46,6 +46,21 @@ def test_oracle_resolves_through_the_runner(fake_task: FakeTask, tmp_path: Path,
 
 
 @pytest.mark.slow
+def test_oracle_resolves_with_the_plan_and_review_phases(fake_task: FakeTask,
+                                                       tmp_path: Path) -> None:
+    roles = Settings.model_validate({"roles": {"enabled": True}})
+    result = _evaluate(fake_task, "oracle-perturbed", tmp_path, roles)
+    assert result.outcome == "resolved" and result.session_status == "finished", result.reason
+    doc = json.loads(Path(result.trajectory).read_text())
+    kinds = [e["type"] for e in doc["events"]]
+    assert "plan_proposed" in kinds and "review_requested" in kinds
+    verdicts = [e["verdict"] for e in doc["events"] if e["type"] == "review_given"]
+    assert verdicts == ["approve"]
+    roles_seen = {e["role"] for e in doc["events"] if e["type"] == "model_call_finished"}
+    assert roles_seen == {"planner", "coder", "reviewer"}
+
+
+@pytest.mark.slow
 def test_the_oracle_gets_the_steps_its_patch_needs(fake_task: FakeTask, tmp_path: Path) -> None:
     # Four steps cannot hold a search, a read, an edit, a test run and a finish; sympy-18033's
     # gold patch has 88 hunks against a default budget of 50 steps.

@@ -84,3 +84,23 @@ def test_perturbations_are_realistic_and_keep_the_change() -> None:
     old, new = perturb(edit, "trailing_ws")
     assert old == "    a = 1  \n    b = 2  \n    c = 3  \n" and new == edit.new
     assert perturb(edit, "exact") == (edit.old, edit.new)
+
+
+def test_with_roles_it_plans_in_the_planners_turn_and_approves_in_the_reviewers(
+        fake_task: FakeTask) -> None:
+    model = _oracle(fake_task)
+    planner = [ToolSpec(n, "", {}) for n in ("grep", "read_file", "propose_plan")]
+    messages: list[Message] = []
+    names = []
+    for _ in range(3):
+        [call] = model.complete(ModelRequest(messages=list(messages), tools=planner)).tool_calls
+        names.append(call.name)
+        _answer(messages, call, "ok")
+    assert names == ["grep", "read_file", "propose_plan"]
+    plan = messages[-2].tool_calls[0].arguments
+    assert plan is not None and plan["steps"][0]["files"] == ["calc.py"]
+    # The coder's turns go on from the reads, straight to the edit.
+    assert _turn(model, messages).name == "edit_file"
+    reviewer = [ToolSpec(n, "", {}) for n in ("read_file", "run_tests", "review")]
+    [verdict] = model.complete(ModelRequest(messages=messages, tools=reviewer)).tool_calls
+    assert verdict.name == "review" and verdict.arguments == {"verdict": "approve"}

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from codeloop.config import Settings
 from codeloop.server.auth import TokenStore
 from tests.server.conftest import DEFAULTS
 from tests.server.live import live_server
@@ -42,12 +43,12 @@ class OpenSession:
 
 
 @contextmanager
-def session_page(data_dir: Path, repo: Path, script: Path, **create: Any
-                 ) -> Iterator[OpenSession]:
+def session_page(data_dir: Path, repo: Path, script: Path, defaults: Settings = DEFAULTS,
+                 **create: Any) -> Iterator[OpenSession]:
     """A session made through the API with `create`'s fields, and the page that shows it;
     the page must raise no script error."""
     playwright = require_chromium()
-    with live_server(data_dir, defaults=DEFAULTS, allowed_roots=[repo.parent]) as base, \
+    with live_server(data_dir, defaults=defaults, allowed_roots=[repo.parent]) as base, \
             playwright.sync_playwright() as pw:
         token = TokenStore(data_dir).admin_token
         created = httpx.post(f"{base}/sessions", headers={"Authorization": f"Bearer {token}"},

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from codeloop.config import RolesSettings
 from codeloop.server.auth import TokenStore
 from tests.planner.helpers import STEPS, WORK, propose
-from tests.server.conftest import Api, write_script
+from tests.server.conftest import DEFAULTS, Api, write_script
+from tests.session.test_roles_plan import REPLAN_SCRIPT
 
 
 def test_pending_plan_is_listed_denied_then_approved(serve: Callable[..., Api], repo: Path,
@@ -59,3 +61,20 @@ def test_another_user_cannot_see_or_answer_a_plan(serve: Callable[..., Api], rep
     assert bob.post(f"/sessions/{sid}/approvals/p1/approve").status_code == 404
     assert bob.post(f"/sessions/{sid}/approvals/p1/deny", json={"reason": "x"}).status_code == 404
     assert alice.ok("get", f"/sessions/{sid}")["pending_approvals"] == [pending]
+
+
+def test_a_session_with_roles_shows_its_steps_revision_and_role_budgets(
+        serve: Callable[..., Api], repo: Path, tmp_path: Path) -> None:
+    roles = RolesSettings(enabled=True, review=False)
+    api = serve(defaults=DEFAULTS.model_copy(update={"roles": roles}))
+    sid = api.create(repo, write_script(tmp_path / "roles.json", REPLAN_SCRIPT))
+    final = api.wait(sid, lambda d: d["status"] == "finished" and not d["active"], timeout=90)
+    assert final["plan"]["revision"] == 1
+    assert [(s["id"], s["status"]) for s in final["plan"]["steps"]] == [("read", "done"),
+                                                                        ("fix", "done")]
+    assert final["plan"]["steps"][1]["done_when"].startswith("command: ")
+    budgets = {b["name"]: b for b in final["role_budgets"]}
+    assert set(budgets) == {"planner", "coder", "reviewer", "explorer"}
+    assert budgets["planner"]["turns"] == 2 and budgets["coder"]["turns"] == 5
+    kinds = [e["type"] for e in api.events(sid)]
+    assert kinds.count("plan_revised") == 1 and kinds.count("step_checked") == 2

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from codeloop.config import RolesSettings
 from tests.planner.helpers import WORK, propose
 from tests.server.browser import require_chromium, session_page
-from tests.server.conftest import write_script
+from tests.server.conftest import DEFAULTS, write_script
+from tests.session.test_roles_plan import REPLAN_SCRIPT
 
 pytestmark = pytest.mark.browser
 
@@ -49,3 +51,23 @@ def test_deny_then_approve_a_plan_and_watch_its_progress(tmp_path: Path, repo: P
         expect(page.locator("#timeline .ev.plan")).to_have_count(4)  # 2 proposals, 2 updates
         expect(page.locator("#timeline .ev.plan").last).to_contain_text("test → done")
         page.screenshot(path=str(tmp_path / "plan-done.png"), full_page=True)
+
+
+def test_a_revised_plan_its_checks_and_the_role_budgets_are_shown(tmp_path: Path, repo: Path,
+                                                                 data_dir: Path) -> None:
+    script = write_script(tmp_path / "roles.json", REPLAN_SCRIPT)
+    defaults = DEFAULTS.model_copy(update={"roles": RolesSettings(enabled=True, review=False)})
+    with session_page(data_dir, repo, script, defaults) as opened:
+        page = opened.page
+        expect = playwright.expect
+        expect(page.locator("#s-status")).to_have_text("finished", timeout=60_000)
+        expect(page.locator("#plan-summary")).to_contain_text("(revision 1)")
+        expect(page.locator("#plan-steps .step.st-done")).to_have_count(2)
+        expect(page.locator("#plan-steps .step[data-step='fix']")).to_contain_text("done when:")
+        expect(page.locator("#timeline")).to_contain_text("plan revision 1")
+        expect(page.locator("#timeline .ev.verify.fail")).to_contain_text("check fix")
+        expect(page.locator("#timeline")).to_contain_text("plan progress (loop)")
+        expect(page.locator("#role-budgets")).to_be_visible()
+        expect(page.locator("#role-budgets tbody tr")).to_have_count(4)
+        expect(page.locator("#role-budgets tbody tr").first).to_contain_text("planner")
+        page.screenshot(path=str(tmp_path / "roles-done.png"), full_page=True)

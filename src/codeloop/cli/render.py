@@ -61,7 +61,7 @@ def diff_view(diff: str) -> Syntax:
 
 
 STEP_STYLE = {"pending": ("○", "white"), "in_progress": ("◐", "cyan"), "done": ("●", "green"),
-              "skipped": ("⊘", "dim")}
+              "failed": ("✗", "red"), "skipped": ("⊘", "dim")}
 
 
 def plan_table(summary: str, steps: list[PlanStep], title: str = "plan") -> Table:
@@ -74,6 +74,10 @@ def plan_table(summary: str, steps: list[PlanStep], title: str = "plan") -> Tabl
         text = shown(step.title)
         if step.detail:
             text += Text("\n") + shown(step.detail, "dim")
+        if step.files:
+            text += Text("\nfiles: ", "dim") + shown(", ".join(step.files), "dim")
+        if step.done_when:
+            text += Text("\ndone when: ", "dim") + shown(step.done_when, "dim")
         if step.note:
             text += Text("\n") + shown(step.note, "italic dim")
         table.add_row(Text(mark, style=style), shown(step.id), text,
@@ -104,6 +108,49 @@ def usage_table(rows: list[dict[str, Any]]) -> Table:
                       f"{r['input_tokens']:,}", f"{r['output_tokens']:,}",
                       f"${r['cost_usd']:.4f}")
     return table
+
+
+def role_budget_table(rows: list[dict[str, Any]]) -> Table:
+    """Each role's (and the current step's) use of its share of the session's budgets."""
+    table = Table(title="budgets by role", title_justify="left", expand=False)
+    for col in ("", "turns", "tokens", "cost", "spent"):
+        table.add_column(col, justify="left" if col in ("", "spent") else "right")
+    for r in rows:
+        table.add_row(shown(r["name"]), _of(r, "turns", "turn_limit"),
+                      _of(r, "tokens", "token_limit"), _of(r, "cost_usd", "cost_limit", "${:.4f}"),
+                      Text(r["spent"] or "", style="red"))
+    return table
+
+
+def _of(row: dict[str, Any], used: str, limit: str, fmt: str = "{:,}") -> str:
+    """"used / limit" (∞ for no limit)."""
+    cap = fmt.format(row[limit]) if row[limit] else "∞"
+    return f"{fmt.format(row[used])} / {cap}"
+
+
+def _role_line(kind: str, data: dict[str, Any]) -> Text | None:
+    """The roles' events (plan revisions, step checks, reviews, explorers) as one line."""
+    if kind == "step_checked":
+        ok = ("passed", "green") if data["ok"] else ("failed", "red")
+        return Text.assemble(("check ", "cyan"), shown(data["step_id"]), " ",
+                             shown(data["check"], "dim"), ": ", ok)
+    if kind == "review_requested":
+        return Text.assemble(("review ", "cyan"), f"{data['round']} requested: ",
+                             shown(short(data["summary"], 200)))
+    if kind == "review_given":
+        style = "green" if data["verdict"] == "approve" else "yellow"
+        return Text.assemble(("reviewer ", "cyan"), (data["verdict"].replace("_", " "), style),
+                             ": " if data["reasons"] else "", shown(data["reasons"]))
+    if kind == "explorer_started":
+        return Text.assemble(("explorer ", "cyan"), shown(data["subagent"]), " started: ",
+                             shown(short(data["question"], 200)))
+    if kind == "explorer_finished":
+        what = (f"answered in {data['turns']} turns" if data["ok"] else
+                f"did not answer: {data['error']}")
+        return Text.assemble(("explorer ", "cyan"), shown(data["subagent"]), " ", shown(what),
+                             (f" · {data['input_tokens'] + data['output_tokens']:,} tokens · "
+                              f"${data['cost_usd']:.4f}", "dim"))
+    return None
 
 
 class JsonRenderer:
@@ -186,19 +233,31 @@ class LiveRenderer:
             steps = [PlanStep.model_validate(st) for st in data["steps"]]
             asks = " (needs approval)" if data["needs_approval"] else ""
             c.print(plan_table(data["summary"], steps, title=f"plan proposed{asks}"))
+        elif kind == "plan_revised":
+            steps = [PlanStep.model_validate(st) for st in data["steps"]]
+            asks = " (needs approval)" if data["needs_approval"] else ""
+            c.print(Text.assemble((f"plan revision {data['revision']}", "cyan"), ": ",
+                                  shown(data["reason"])))
+            c.print(Text("\n".join(data["diff"]), style="dim"))
+            c.print(plan_table(data["summary"], steps, title=f"plan revised{asks}"))
         elif kind == "plan_updated":
             changes = ", ".join(f"{ch['id']} → {ch['status'] or 'note'}" for ch in data["changes"])
-            c.print(f"[cyan]plan progress:[/] {markup_safe(changes)}")
+            by = " (loop)" if data["by"] == "loop" else ""
+            c.print(f"[cyan]plan progress{by}:[/] {markup_safe(changes)}")
         elif kind == "context_built":
             c.print(Text(context_line(data), style="cyan"))
         elif kind == "system_note":
-            c.print(f"[yellow]note:[/] {markup_safe(data['text'])}")
+            # The reviewer's brief holds the whole diff: its first lines say enough here.
+            text = data["text"].split("\n\n")[0] if data["kind"] == "review_brief" else data["text"]
+            c.print(f"[yellow]note:[/] {markup_safe(text)}")
         elif kind == "memory_recalled":
             c.print(f"[cyan]recalled {len(data['ids'])} memories[/] ({data['trigger']}): "
                     f"{markup_safe(' '.join(data['ids']))}")
         elif kind == "memory_stored":
             c.print(f"[cyan]remembered[/] {markup_safe(data['id'])} "
                     f"({data['kind']}, {data['scope']} scope)")
+        elif (line := _role_line(kind, data)) is not None:
+            c.print(line)
         elif kind in ("budget_warning", "loop_detected"):
             c.print(f"[yellow]{kind.replace('_', ' ')}:[/] {markup_safe(short(data, 200))}")
         elif kind == "egress_decided" and not data["allowed"]:

@@ -14,7 +14,13 @@ from rich.text import Text
 
 from codeloop.cli.live import EXIT_BY_STATUS, drive, render_stored
 from codeloop.cli.options import HERE, Repo, repo_option
-from codeloop.cli.render import STATUS_STYLE, diff_view, usage_table
+from codeloop.cli.render import (
+    STATUS_STYLE,
+    diff_view,
+    plan_table,
+    role_budget_table,
+    usage_table,
+)
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
 from codeloop.cli.trust_cmds import notice_untrusted
 from codeloop.config import load_settings
@@ -26,6 +32,7 @@ from codeloop.llm.router import RoleModels
 from codeloop.llm.scripted import ScriptedModel, replay_turns
 from codeloop.session.export import logged_diff, read_trajectory, trajectory
 from codeloop.session.resume import with_overrides
+from codeloop.session.role_budgets import role_budget_rows
 from codeloop.session.routing_state import usage_rows
 from codeloop.session.setup import check_repo, open_store, session_dir, start_session
 from codeloop.session.state import fold
@@ -178,9 +185,16 @@ def register(app: typer.Typer) -> None:
         events = store.read(row.id)
         render_stored(events, json_out)
         if not json_out:
-            rows = usage_rows(fold(events).routing)
+            state = fold(events)
+            rows = usage_rows(state.routing)
             if rows:
                 console.print(usage_table(rows))
+            if state.plan is not None:
+                console.print(plan_table(state.plan.summary, list(state.plan.steps),
+                                         title=f"plan (revision {state.plan.revision})"))
+            shares = role_budget_rows(state)
+            if shares:
+                console.print(role_budget_table(shares))
             diff, source = session_diff(store, row.id)
             console.rule("diff" if source == "workspace" else
                          "diff (repository gone; the edits from the log)")
@@ -211,9 +225,18 @@ def register(app: typer.Typer) -> None:
         doc = read_trajectory(file)
         target = check_repo(repo or Path(doc["session"]["repo"]))
         task = doc["summary"]["task"]
-        settings = load_settings(target, {"model": "replay"})
+        settings = load_settings(target, {"model": "replay", **_recorded_roles(doc)})
         llm = ScriptedModel(replay_turns(doc), name=f"replay:{file.name}")
         store = open_store()
         sid = start_session(store, task, target, settings, llm.name)
         state = drive(store, sid, target, settings, RoleModels.single(llm), json_out)
         raise typer.Exit(EXIT_BY_STATUS.get(state.status, 1))
+
+
+def _recorded_roles(doc: dict[str, Any]) -> dict[str, Any]:
+    """A session recorded with roles replays with them: its turns went planner, coder and
+    reviewer, and the same tools must be there for them."""
+    started: dict[str, Any] = next(
+        (e for e in doc.get("events", []) if e.get("type") == "session_started"), {})
+    roles = started.get("config", {}).get("roles")
+    return {"roles": roles} if isinstance(roles, dict) and roles.get("enabled") else {}

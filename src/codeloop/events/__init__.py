@@ -47,6 +47,15 @@ from codeloop.events.model import (
     ModelRouted,
 )
 from codeloop.events.network import EgressDecided, NetworkHostAllowed
+from codeloop.events.roles import (
+    ExplorerFinished,
+    ExplorerStarted,
+    PlanRevised,
+    ReviewGiven,
+    ReviewRequested,
+    StepChecked,
+    SubagentToolCall,
+)
 from codeloop.events.session import (
     SessionFinished,
     SessionPaused,
@@ -118,7 +127,14 @@ KnownEvent = Annotated[
     | McpServerFailed
     | McpToolsChanged
     | MemoryRecalled
-    | MemoryStored,
+    | MemoryStored
+    | PlanRevised
+    | StepChecked
+    | ReviewRequested
+    | ReviewGiven
+    | ExplorerStarted
+    | ExplorerFinished
+    | SubagentToolCall,
     Field(discriminator="type"),
 ]
 
@@ -178,6 +194,8 @@ __all__ = [
     "EgressDecided",
     "Event",
     "EventBase",
+    "ExplorerFinished",
+    "ExplorerStarted",
     "FileEdited",
     "HookFileData",
     "InstructionSource",
@@ -195,6 +213,7 @@ __all__ = [
     "ModelRouted",
     "NetworkHostAllowed",
     "PlanProposed",
+    "PlanRevised",
     "PlanStep",
     "PlanStepChange",
     "PlanStepIn",
@@ -202,13 +221,17 @@ __all__ = [
     "PolicyDecided",
     "PullRequestOpened",
     "ReviewDecided",
+    "ReviewGiven",
+    "ReviewRequested",
     "SessionFinished",
     "SessionPaused",
     "SessionResumed",
     "SessionStarted",
     "SettingsOverridden",
+    "StepChecked",
     "StepStatus",
     "StoredEvent",
+    "SubagentToolCall",
     "SystemNote",
     "ToolCallData",
     "ToolCallFinished",

@@ -10,7 +10,7 @@ from codeloop.events.base import EventBase
 
 
 class PlanStepIn(BaseModel):
-    """A proposed step."""
+    """A proposed step: its goal (`title`), the files it touches and when it is done."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -18,9 +18,12 @@ class PlanStepIn(BaseModel):
     title: str
     detail: str = ""
     depends_on: list[str] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)
+    # "tests: TARGET", "command: CMD", "review: CRITERION" or "" (`planner.dag.DoneWhen`).
+    done_when: str = ""
 
 
-StepStatus = Literal["pending", "in_progress", "done", "skipped"]
+StepStatus = Literal["pending", "in_progress", "done", "failed", "skipped"]
 
 
 class PlanStep(PlanStepIn):
@@ -52,10 +55,13 @@ class PlanStepChange(BaseModel):
 
 
 class PlanUpdated(EventBase):
-    """Progress on the current plan: step statuses and notes (the set of steps is unchanged)."""
+    """Progress on the current plan: step statuses and notes (the set of steps is unchanged).
+
+    `by` is "model" (`update_plan`) or "loop" (a step started, checked or out of budget)."""
 
     type: Literal["plan_updated"] = "plan_updated"
     changes: list[PlanStepChange]
+    by: str = "model"
 
 
 class FileEdited(EventBase):

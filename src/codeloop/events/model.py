@@ -85,3 +85,5 @@ class AuxiliaryModelCall(EventBase):
     latency_ms: float = 0.0
     error_kind: str = ""
     message: str = ""
+    # The explorer (subagent) that made the call; "" for the session's own side calls.
+    subagent: str = ""

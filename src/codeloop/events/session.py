@@ -58,6 +58,8 @@ class SystemNote(EventBase):
     type: Literal["system_note"] = "system_note"
     text: str
     kind: str = "note"
+    # It quotes repository text (fenced as data): the session is tainted as by a tool's.
+    untrusted: bool = False
 
 
 class SessionFinished(EventBase):

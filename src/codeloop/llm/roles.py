@@ -1,7 +1,7 @@
 """The model each role uses, from the settings: `[models]`, else `model` (`--model`) for all.
 
 A role `[models]` does not name takes `model`; `small` also honours the older `small_model`,
-and `escalate` the planner's. Every role's chain then continues with `[models] fallback`.
+`escalate` the planner's and `explorer` the small model's. Every role's chain then continues with `[models] fallback`.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ def _choice(value: str | ModelChoice | None) -> ModelChoice | None:
 def role_choice(settings: Settings, role: str) -> ModelChoice:
     """The model `role` uses before any fallback; a `ConfigError` when none is configured."""
     named = settings.models
-    own = {"planner": named.planner, "coder": named.coder,
-           "small": named.small or settings.small_model, "reviewer": named.reviewer,
-           "escalate": named.escalate or named.planner}[role]
+    small = named.small or settings.small_model
+    own = {"planner": named.planner, "coder": named.coder, "small": small,
+           "reviewer": named.reviewer, "escalate": named.escalate or named.planner,
+           "explorer": named.explorer or small}[role]
     picked = _choice(own) or _choice(settings.model) or _choice(named.coder)
     if picked is None:
         raise ConfigError("no model is configured", NO_MODEL_HINT)

@@ -13,20 +13,23 @@ from typing import Literal
 
 from codeloop.llm.types import Model
 
-RoleName = Literal["planner", "coder", "small", "reviewer", "escalate"]
-ROLES: tuple[RoleName, ...] = ("planner", "coder", "small", "reviewer", "escalate")
+RoleName = Literal["planner", "coder", "small", "reviewer", "escalate", "explorer"]
+ROLES: tuple[RoleName, ...] = ("planner", "coder", "small", "reviewer", "escalate", "explorer")
 
 Purpose = Literal["planning", "coding", "review", "compaction", "file_summary",
-                  "step_classification", "commit_message", "relevance_check"]
+                  "step_classification", "commit_message", "relevance_check", "explore"]
+# The phase of a session whose roles work one plan (`session.roles`); None without roles.
+Phase = Literal["plan", "replan", "work", "review"]
 # Work that reads and condenses rather than writes code: the small model does it.
 SMALL_PURPOSES: frozenset[Purpose] = frozenset({
     "compaction", "file_summary", "step_classification", "commit_message", "relevance_check"})
 # The role each purpose goes to when it is not a turn of the loop (see `Router.turn`).
 ROLE_OF: Mapping[Purpose, RoleName] = {
-    "planning": "planner", "coding": "coder", "review": "reviewer",
+    "planning": "planner", "coding": "coder", "review": "reviewer", "explore": "explorer",
     **{purpose: "small" for purpose in SMALL_PURPOSES}}
 _REASON = {"small": "condensing work goes to the small model", "reviewer": "a review of the work",
-           "planner": "a planning call", "coder": "a code-writing call"}
+           "planner": "a planning call", "coder": "a code-writing call",
+           "explorer": "a read-only explorer started by the coder"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Signals:
 
     # No plan is being worked and nothing has been edited yet: the turn explores and plans.
     planning: bool = False
+    # With roles: the phase decides the role (planner, coder, reviewer), not `planning`.
+    phase: Phase | None = None
     # Fix rounds in a row whose verification showed new failures.
     failed_rounds: int = 0
     # Role -> the model a fallback moved it to: its calls start there from then on.
@@ -82,8 +87,16 @@ class Router:
         self.escalate_after = escalate_after
 
     def turn(self, signals: Signals) -> Route:
-        """The loop's own turn: planning, coding, or coding escalated to the larger model."""
-        if signals.planning:
+        """The loop's own turn: planning, reviewing, coding, or coding escalated to the larger
+        model."""
+        if signals.phase in ("plan", "replan"):
+            return self._route("planning", "planner", signals,
+                               "a step failed: the planner revises the plan"
+                               if signals.phase == "replan" else "the planner writes the plan")
+        if signals.phase == "review":
+            return self._route("review", "reviewer", signals,
+                               "the coder called finish: the reviewer checks the whole diff")
+        if signals.planning and signals.phase is None:
             return self._route("planning", "planner", signals,
                                "no plan is being worked and nothing is edited yet")
         if self.escalate_after and signals.failed_rounds >= self.escalate_after:

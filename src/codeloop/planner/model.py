@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from codeloop.events import PlanProposed, PlanStep, PlanStepChange
+from codeloop.events import PlanProposed, PlanRevised, PlanStep, PlanStepChange
 
 Approval = Literal["pending", "approved", "rejected"]
 FINISHED = frozenset({"done", "skipped"})
@@ -18,11 +18,14 @@ class Plan:
     summary: str
     steps: tuple[PlanStep, ...]
     approval: Approval = "approved"
+    # 0 for the first plan, then one more with each revision after a failed step.
+    revision: int = 0
 
     @classmethod
-    def from_proposal(cls, event: PlanProposed) -> Plan:
+    def from_proposal(cls, event: PlanProposed | PlanRevised) -> Plan:
         return cls(call_id=event.call_id, summary=event.summary, steps=tuple(event.steps),
-                   approval="pending" if event.needs_approval else "approved")
+                   approval="pending" if event.needs_approval else "approved",
+                   revision=event.revision if isinstance(event, PlanRevised) else 0)
 
     def step(self, step_id: str) -> PlanStep | None:
         return next((s for s in self.steps if s.id == step_id), None)

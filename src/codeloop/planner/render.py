@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from codeloop.planner.model import Plan
 
-MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "skipped": "[-]"}
+MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "failed": "[!]",
+         "skipped": "[-]"}
 
 
 def render_plan(plan: Plan, progress: bool = True) -> str:
@@ -20,6 +21,10 @@ def render_plan(plan: Plan, progress: bool = True) -> str:
         lines.append(f"{mark}{step.id}: {step.title}{after}")
         if step.detail:
             lines.append(f"      {step.detail}")
+        if step.files:
+            lines.append(f"      files: {', '.join(step.files)}")
+        if step.done_when:
+            lines.append(f"      done when: {step.done_when}")
         if progress and step.note:
             lines.append(f"      note: {step.note}")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from graphlib import CycleError, TopologicalSorter
 
 from codeloop.events import PlanStepChange, PlanStepIn
+from codeloop.planner.dag import done_when_problem
 from codeloop.planner.model import Plan
 
 MAX_STEPS = 30
@@ -29,6 +30,11 @@ def plan_problems(steps: Sequence[PlanStepIn]) -> list[str]:
         seen.add(step.id)
         if not step.title.strip():
             problems.append(f"step {step.id!r} has an empty title")
+        check = done_when_problem(step.done_when)
+        if check:
+            problems.append(f"step {step.id!r}: {check}")
+        if any(not f.strip() for f in step.files):
+            problems.append(f"step {step.id!r} names an empty file path")
     for step in steps:
         for dep in step.depends_on:
             if dep == step.id:

@@ -36,6 +36,7 @@ from codeloop.server.schemas import (
     PendingApproval,
     PlanOut,
     RejectIn,
+    RoleBudgetOut,
     SessionDetail,
     SessionOut,
 )
@@ -47,6 +48,7 @@ from codeloop.server.service import (
 )
 from codeloop.session.export import logged_diff, trajectory
 from codeloop.session.resume import remembered_rules, session_settings
+from codeloop.session.role_budgets import role_budget_rows
 from codeloop.session.routing_state import usage_rows
 from codeloop.session.state import SessionState
 from codeloop.session.store import EventStore, SessionRow
@@ -111,6 +113,7 @@ def _detail(service: SessionService, row: SessionRow, state: SessionState) -> Se
         remembered_rules=remembered_rules(state),
         plan=None if state.plan is None else PlanOut(**plan_dict(state.plan)),
         by_model=[ModelUsageOut.model_validate(r) for r in usage_rows(state.routing)],
+        role_budgets=[RoleBudgetOut.model_validate(r) for r in role_budget_rows(state)],
     )
 
 

@@ -69,6 +69,8 @@ class PlanOut(BaseModel):
     done: int = Field(description="Steps done or skipped.")
     total: int
     steps: list[PlanStep]
+    revision: int = Field(default=0, description="0, then one more with each revision the "
+                                                 "planner made after a step failed.")
 
 
 class PendingApproval(BaseModel):
@@ -96,6 +98,20 @@ class ModelUsageOut(BaseModel):
     cost_usd: float
 
 
+class RoleBudgetOut(BaseModel):
+    """A role's (or the current step's) use of its share of the session's budgets; a limit
+    of 0 is none."""
+
+    name: str
+    turns: int
+    turn_limit: int
+    tokens: int
+    token_limit: int
+    cost_usd: float
+    cost_limit: float
+    spent: str | None = Field(default=None, description="The budget that is spent, if any.")
+
+
 class SessionDetail(SessionOut):
     """The listing plus what the fold of the log says."""
 
@@ -111,6 +127,9 @@ class SessionDetail(SessionOut):
     plan: PlanOut | None = Field(default=None, description="The plan being worked, if any.")
     by_model: list[ModelUsageOut] = Field(default_factory=list,
                                           description="Calls, tokens and cost per model and role.")
+    role_budgets: list[RoleBudgetOut] = Field(
+        default_factory=list, description="With roles: each role's and the current step's "
+                                          "share of the budgets, and what it used.")
 
 
 class EventOut(BaseModel):

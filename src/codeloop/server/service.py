@@ -66,7 +66,8 @@ class SessionView:
 
 def plan_dict(plan: Plan) -> dict[str, Any]:
     return {"call_id": plan.call_id, "summary": plan.summary, "approval": plan.approval,
-            "done": plan.done, "total": len(plan.steps), "steps": list(plan.steps)}
+            "done": plan.done, "total": len(plan.steps), "steps": list(plan.steps),
+            "revision": plan.revision}
 
 
 class SessionService:

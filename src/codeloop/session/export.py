@@ -18,7 +18,8 @@ from codeloop.events import (
     SessionStarted,
     StoredEvent,
 )
-from codeloop.session.state import SessionState, apply, fold, summary_dict
+from codeloop.session.role_budgets import role_budget_rows
+from codeloop.session.state import SessionState, apply, summary_dict
 from codeloop.session.store import SessionRow
 
 EXPORT_FORMAT = "codeloop-trajectory/1"
@@ -50,7 +51,7 @@ def trajectory(row: SessionRow, events: list[StoredEvent], diff: str | None,
         "format": EXPORT_FORMAT,
         "session": {"id": row.id, "created": row.created, "repo": row.repo, "model": row.model,
                     "status": row.status},
-        "summary": summary_dict(fold(events)),
+        "summary": {**summary_dict(state), "role_budgets": role_budget_rows(state)},
         "tools": _tools(state, events),
         "requests": requests,
         "events": [{"seq": s.seq, **s.event.model_dump(mode="json")} for s in events],

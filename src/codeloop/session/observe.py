@@ -12,9 +12,13 @@ from codeloop.events import (
     AuxiliaryModelCall,
     BaselineRecorded,
     Event,
+    ExplorerFinished,
     ModelCallFailed,
     ModelFellBack,
     SessionFinished,
+    StepChecked,
+    SubagentToolCall,
+    SystemNote,
     ToolCallData,
     VerificationRan,
 )
@@ -63,8 +67,11 @@ def screen(call: ToolCallData, obs: Observation, policy: PolicyEngine | None,
 # Events that quote what commands printed (test failures, the verifier's summary, a refusal
 # that ends the session) or what a provider answered in an error (which may echo the
 # request, key included): like tool output, they hold no secret once in the log.
+# With roles, a step's check quotes its command, the reviewer's brief the whole diff, and an
+# explorer's tool calls and answer the files it read.
 _QUOTING_EVENTS = (VerificationRan, BaselineRecorded, SessionFinished, ModelCallFailed,
-                   ModelFellBack, AuxiliaryModelCall)
+                   ModelFellBack, AuxiliaryModelCall, StepChecked, SystemNote,
+                   SubagentToolCall, ExplorerFinished)
 
 
 def redact_event(event: Event, redactor: Redactor) -> Event:

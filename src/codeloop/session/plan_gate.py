@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from codeloop.events import ApprovalRequested, Event, PlanProposed, ToolCallData
+from codeloop.events import ApprovalRequested, Event, PlanProposed, PlanRevised, ToolCallData
+from codeloop.planner.dag import carried_over, plan_diff
 from codeloop.policy.engine import approval_digest
 from codeloop.session.authorise import Approver, ask_human
 from codeloop.session.state import SessionState
@@ -18,6 +19,19 @@ def plans_remembered(state: SessionState) -> bool:
     """True once a person chose "approve and remember" for a plan: stop asking this session."""
     return any(given.approved and given.remember_rule and given.call_id in state.proposals
                for given in state.approvals.values())
+
+
+def _proposal(call: ToolCallData, args: ProposePlanArgs, state: SessionState,
+              needs: bool) -> PlanProposed | PlanRevised:
+    """A first plan, or — while a failed step waits for one — a revision of the plan being
+    worked: its steps keep what is done, and the event says why and what changed."""
+    plan, reason = state.plan, state.roles.replan_reason
+    if plan is None or reason is None:
+        return PlanProposed(call_id=call.id, summary=args.summary, steps=list(steps(args)),
+                            needs_approval=needs)
+    return PlanRevised(call_id=call.id, revision=plan.revision + 1, reason=reason,
+                       summary=args.summary, steps=list(carried_over(plan, args.steps)),
+                       diff=plan_diff(plan, args.steps), needs_approval=needs)
 
 
 class PlanGate:
@@ -33,8 +47,7 @@ class PlanGate:
         proposal = state.proposals.get(call.id)
         if proposal is None:
             needs = self.required and not plans_remembered(state)
-            self.emit(PlanProposed(call_id=call.id, summary=args.summary, steps=list(steps(args)),
-                                   needs_approval=needs))
+            self.emit(_proposal(call, args, state, needs))
             if not needs:
                 return True
         elif proposal.approval == "approved" and call.id not in state.approvals:

@@ -21,14 +21,15 @@ from codeloop.events import (
     ModelRouted,
 )
 from codeloop.llm.fallback import FellBack, Shrink, complete_with_fallback
-from codeloop.llm.router import Purpose, Route, Router, Signals
+from codeloop.llm.router import Phase, Purpose, Route, Router, Signals
 from codeloop.llm.types import Completion, DeltaCallback, ModelError, ModelRequest
 from codeloop.session.state import SessionState
 
 
-def signals(state: SessionState) -> Signals:
-    """What the router needs from the session, all of it folded from the log."""
-    return Signals(planning=state.plan is None and not state.edits,
+def signals(state: SessionState, phase: Phase | None = None) -> Signals:
+    """What the router needs from the session, all of it folded from the log (the phase of a
+    session with roles too: `session.plan_exec`)."""
+    return Signals(planning=state.plan is None and not state.edits, phase=phase,
                    failed_rounds=state.routing.failed_rounds, held=dict(state.routing.held))
 
 
@@ -40,11 +41,14 @@ class RoutedCalls:
         self.router = router
         self.emit = emit
         self.state = state
+        # With roles, whose turn it is (`Conductor.phase`); None routes as one agent.
+        self.phase: Callable[[SessionState], Phase] | None = None
 
     def turn(self, request: ModelRequest, on_delta: DeltaCallback | None = None,
              shrink: Shrink | None = None) -> Completion:
         """One turn of the loop; a `ModelError` (logged) when its whole chain failed."""
-        route = self.router.turn(signals(self.state()))
+        state = self.state()
+        route = self.router.turn(signals(state, self.phase(state) if self.phase else None))
         self._announce(route)
         step = self.state().steps + 1
         attributed = {"role": route.role, "purpose": route.purpose}
@@ -69,8 +73,9 @@ class RoutedCalls:
         return completion
 
     def side(self, purpose: Purpose, request: ModelRequest,
-             on_delta: DeltaCallback | None = None) -> Completion:
-        """A call beside the turns (a summary, a classification), logged with its cost."""
+             on_delta: DeltaCallback | None = None, subagent: str = "") -> Completion:
+        """A call beside the turns (a summary, a classification, an explorer's turn: its
+        `subagent`), logged with its cost."""
         route = self.router.side(purpose, signals(self.state()))
         self._announce(route)
         begin = time.perf_counter()
@@ -81,12 +86,12 @@ class RoutedCalls:
             self.emit(AuxiliaryModelCall(
                 purpose=purpose, role=route.role, model=route.model, ok=False,
                 latency_ms=(time.perf_counter() - begin) * 1000, error_kind=exc.kind,
-                message=exc.message))
+                message=exc.message, subagent=subagent))
             raise
         self.emit(AuxiliaryModelCall(
             purpose=purpose, role=route.role, model=completion.model or model.name,
             usage=completion.usage, cost_usd=completion.cost_usd,
-            latency_ms=completion.latency_ms))
+            latency_ms=completion.latency_ms, subagent=subagent))
         return completion
 
     def side_model(self, purpose: Purpose) -> SideModel:

@@ -7,12 +7,13 @@ from the log: `Runner(...).run()` on an existing session continues where it stop
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Literal, Protocol
 
-from codeloop.config import Budgets
+from codeloop.config import Budgets, RolesSettings
 from codeloop.context.compaction import ContextOverflow
 from codeloop.events import (
     INTERRUPTED_MARKER,
@@ -45,9 +46,13 @@ from codeloop.session.authorise import Approver, Gatekeeper, session_hook_guard
 from codeloop.session.budgets import check_budgets, warning_text
 from codeloop.session.context_feed import ContextFeed
 from codeloop.session.control import Control
+from codeloop.session.explore import EXPLORERS, Explorers
 from codeloop.session.loops import detect_loop
 from codeloop.session.observe import redact_event, screen
+from codeloop.session.parallel import concurrent_prefix, run_all
+from codeloop.session.plan_exec import Conductor, tool_allowed
 from codeloop.session.plan_gate import PlanGate
+from codeloop.session.review import REVIEW_STATE
 from codeloop.session.routing import RoutedCalls
 from codeloop.session.state import SessionState, apply, fold
 from codeloop.session.store import EventStore
@@ -113,6 +118,7 @@ class Runner:
         redactor: Redactor | None = None,
         router: Router | None = None,
         context: ContextFeed | None = None,
+        roles: RolesSettings | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -138,6 +144,10 @@ class Runner:
         self.redactor = redactor or Redactor.from_environment()
         self.context = context
         self.state = SessionState()
+        # Explorers and parallel reads emit from worker threads: one append at a time.
+        self._lock = threading.RLock()
+        # With `[roles] enabled`: planner, coder and reviewer take turns on the plan.
+        self.conductor = self._roles(roles, max_output_tokens)
         # True while this run continues an earlier one and its model has not answered yet:
         # a failure then (a wrong endpoint, a refused key) leaves the session resumable.
         self.unanswered_resume = False
@@ -145,11 +155,22 @@ class Runner:
     def _current_plan(self) -> Plan | None:
         return self.state.plan
 
+    def _roles(self, roles: RolesSettings | None, max_output_tokens: int) -> Conductor | None:
+        if roles is None or not roles.enabled:
+            return None
+        conductor = Conductor(roles, self.budgets, self.ctx, self._emit, self._finish)
+        self.calls.phase = conductor.phase
+        self.ctx.services[REVIEW_STATE] = lambda: self.state.roles
+        self.ctx.services[EXPLORERS] = Explorers(
+            self.calls.side, self.registry, self.ctx, self._emit, lambda: self.state, roles,
+            self.budgets, self.policy, self.redactor, max_output_tokens)
+        return conductor
+
     # --- the log ---------------------------------------------------------------------------
 
     def _emit(self, *raw: Event) -> None:
         events = [redact_event(e, self.redactor) for e in raw]
-        with self.control.critical():
+        with self._lock, self.control.critical():
             seq = self.store.append(self.session_id, events)
             first = seq - len(events) + 1
             for n, event in enumerate(events):
@@ -245,6 +266,8 @@ class Runner:
         for use in verdict.warnings:
             self._emit(BudgetWarning(budget=use.budget, used=use.used, limit=use.limit),
                        SystemNote(text=warning_text(use), kind="budget"))
+        if self.conductor is not None and self.conductor.supervise(self.state):
+            return True
         finding = detect_loop(self.state)
         if finding is None:
             return False
@@ -264,7 +287,8 @@ class Runner:
             for built in self.context.events(self.state):
                 self._emit(built)
         try:
-            request = self.requests.build(self.registry.specs())
+            request = self.requests.build(self.registry.specs() if self.conductor is None
+                                          else self.conductor.specs(self.registry, self.state))
             completion = self.calls.turn(request, self.on_delta, self.requests.shrink)
         except ContextOverflow as exc:
             self._finish("context_overflow", reason=str(exc))
@@ -297,17 +321,50 @@ class Runner:
     def _run_calls(self, calls: list[ToolCallData]) -> bool:
         """Run the pending calls in order (finish last); False if the loop must pause."""
         ordered = sorted(calls, key=lambda c: c.name == "finish")
-        for call in ordered:
+        tools = {c.name: self.registry.get(c.name) for c in ordered}
+        while ordered:
             if self.state.is_over:
                 return True
-            if not self._run_call(call):
+            together = concurrent_prefix(ordered, tools)
+            if together:
+                if not self._run_together(ordered[:together]):
+                    return False
+                ordered = ordered[together:]
+                continue
+            if not self._run_call(ordered.pop(0)):
                 return False
         return True
 
-    def _run_call(self, call: ToolCallData) -> bool:
+    def _run_together(self, calls: list[ToolCallData]) -> bool:
+        """Read-only calls authorised one by one, then run at the same time."""
+        jobs = []
+        paused = False
+        for call in calls:
+            checked = self._authorised(call)
+            if checked is None:  # a person must answer: the calls authorised so far still run
+                paused = True
+                break
+            if checked is not True:
+                jobs.append((call, checked))
+        for call, _ in jobs:
+            self._start(call)
+        for (call, _), (observation, duration) in zip(jobs, run_all(jobs, self.ctx),
+                                                       strict=True):
+            self._record(call, observation, duration)
+        return not paused
+
+    def _authorised(self, call: ToolCallData) -> Validated | Literal[True] | None:
+        """The validated call if it may run; True when it was answered already (invalid,
+        refused); None when the loop must pause for a person."""
         checked = self.registry.validate(call)
         if isinstance(checked, Observation):
             self._record(call, checked, 0.0)
+            return True
+        role = self.state.requested_role
+        if self.conductor is not None and not tool_allowed(role, checked.tool):
+            self._record(call, Observation(ok=False, error=(
+                f"{call.name} is not a tool of the {role or 'coder'} role")), 0.0,
+                from_tool=False)
             return True
         verdict: Observation | Literal[True] | None = True
         if isinstance(checked.args, ProposePlanArgs):
@@ -316,9 +373,17 @@ class Runner:
             verdict = self.gate.authorise(call, checked, self.state, self.ctx.root,
                                           self.session_id)
         if verdict is None:
-            return False
+            return None
         if verdict is not True:
             self._record(call, verdict, 0.0, from_tool=False)
+            return True
+        return checked
+
+    def _run_call(self, call: ToolCallData) -> bool:
+        checked = self._authorised(call)
+        if checked is None:
+            return False
+        if checked is True:
             return True
         if checked.tool.tier == "write" and self.finish_gate is not None and not self.state.edits:
             # Only on the untouched tree: after a resume the files may already be edited.
@@ -351,6 +416,10 @@ class Runner:
                     return
                 summary = str(observation.data.get("summary", ""))
                 observation.data["summary"] = f"{summary}\n\n{message}".strip()
+            if self.conductor is not None and observation.ok:
+                # With roles the step is checked and the reviewer looks first.
+                observation = self.conductor.on_finish(
+                    self.state, str(observation.data.get("summary", ""))) or observation
         self._record(call, observation, duration)
         if self.state.finish_summary is not None:
             self._finish("finished", summary=self.state.finish_summary)

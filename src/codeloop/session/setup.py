@@ -34,9 +34,11 @@ from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
+from codeloop.session.explore import ExploreTool
 from codeloop.session.memory import attach_memory, task_recall
 from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.prompts import system_prompt
+from codeloop.session.review import ReviewTool
 from codeloop.session.runner import FinishGate, Runner
 from codeloop.session.store import EventStore
 from codeloop.session.stores import open_event_store
@@ -101,12 +103,16 @@ def session_redactor(settings: Settings) -> Redactor:
 
 
 def session_registry(settings: Settings, network: bool = False) -> ToolRegistry:
-    """The default tools (with `request_network` when the proxy runs), with `remember` and
-    `recall` unless memory is off."""
+    """The tools a session offers: the defaults (with `request_network` when the proxy
+    runs), `remember` and `recall` unless memory is off, and with roles the reviewer's
+    verdict and the coder's explorers."""
     registry = default_registry(network=network)
     if settings.memory.enabled:
         for tool in MEMORY_TOOLS:
             registry.add(tool())
+    if settings.roles.enabled:
+        registry.add(ReviewTool())
+        registry.add(ExploreTool())
     return registry
 
 
@@ -262,7 +268,7 @@ def build_runner(
         max_output_tokens=settings.max_output_tokens,
         context_window=settings.context_window, summariser=summariser or model,
         plan_approval=settings.plans_need_approval, redactor=session_redactor(settings),
-        router=router, context=feed,
+        router=router, context=feed, roles=settings.roles,
     )
     # After the runner: connecting records events through it. The caller's `end_run`
     # stops the servers; if the runner is never handed back, stop them here.

@@ -21,18 +21,21 @@ from codeloop.events import (
     ModelCallFinished,
     ModelCallStarted,
     PlanProposed,
+    PlanRevised,
     PlanUpdated,
     SessionFinished,
     SessionPaused,
     SessionStarted,
     SettingsOverridden,
     StoredEvent,
+    SystemNote,
     ToolCallData,
     ToolCallFinished,
     ToolCallStarted,
     UsageData,
 )
 from codeloop.planner.model import Plan
+from codeloop.session.roles_state import RolesState, adopted, apply_roles
 from codeloop.session.routing_state import RoutingState, apply_routing, usage_rows
 
 
@@ -69,6 +72,8 @@ class SessionState:
     transcript: list[Event] = field(default_factory=list)
     # Tool calls the model asked for in its last turn, and which of them started / finished.
     requested: list[ToolCallData] = field(default_factory=list)
+    # The role whose turn asked for them: its tool set decides what may run.
+    requested_role: str = ""
     started_calls: dict[str, ToolCallStarted] = field(default_factory=dict)
     finished_calls: set[str] = field(default_factory=set)
     model_call_open: bool = False
@@ -102,6 +107,9 @@ class SessionState:
     # What the router remembers (routes, fallbacks held, failed fix rounds) and the usage
     # per model and role (`session.routing_state`).
     routing: RoutingState = field(default_factory=RoutingState)
+    # What the roles working one plan have done: replans, reviews, step checks and use,
+    # explorers (`session.roles_state`).
+    roles: RolesState = field(default_factory=RolesState)
 
     @property
     def total_tokens(self) -> int:
@@ -141,6 +149,7 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
         state.last_seq = seq
     kind = event.type
     apply_routing(state.routing, event, len(state.edits))
+    apply_roles(state.roles, event, state.plan)
     if isinstance(event, SessionStarted):
         state.started = event
         state.status = "running"
@@ -164,6 +173,7 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
         state.steps += 1
         _count_usage(state, event.usage, event.cost_usd, event.latency_ms)
         state.requested = list(event.tool_calls)
+        state.requested_role = event.role
         state.started_calls = {}
         state.finished_calls = set()
         state.no_action_turns = 0 if event.tool_calls else state.no_action_turns + 1
@@ -195,6 +205,7 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
             state.finished = None
             state.finish_summary = None
             state.status = "running"
+        state.tainted |= isinstance(event, SystemNote) and event.untrusted
     elif kind == "review_decided" and getattr(event, "action", "") == "reject":
         # A rejected result goes back to the agent: the session is open again and the
         # feedback (a user_message appended just before) is its next instruction.
@@ -215,13 +226,15 @@ def apply(state: SessionState, stored: StoredEvent | Event, seq: int | None = No
             state.proposals[event.call_id] = proposal.decided(event.approved)
             if event.approved:
                 state.plan = state.proposals[event.call_id]
+                adopted(state.roles, state.plan)
         if state.finished is None and not state.pending_approvals:
             state.status = "running"
-    elif isinstance(event, PlanProposed):
+    elif isinstance(event, PlanProposed | PlanRevised):
         proposal = Plan.from_proposal(event)
         state.proposals[event.call_id] = proposal
         if not event.needs_approval:
             state.plan = proposal
+            adopted(state.roles, proposal)
     elif isinstance(event, PlanUpdated):
         if state.plan is not None:
             state.plan = state.plan.updated(event.changes)

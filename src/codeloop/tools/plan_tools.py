@@ -68,9 +68,9 @@ class UpdatePlanArgs(ToolArgs):
 class UpdatePlan(Tool):
     name = "update_plan"
     description = (
-        "Report progress on the plan: status maps step ids to pending, in_progress, done or "
-        "skipped; notes maps step ids to a short note. To change the steps, propose a new "
-        "plan."
+        "Report progress on the plan: status maps step ids to pending, in_progress, done, "
+        "failed or skipped; notes maps step ids to a short note (say why a step failed). To "
+        "change the steps, propose a new plan."
     )
     args_model = UpdatePlanArgs
     tier = "read"

@@ -30,10 +30,9 @@ from codeloop.sandbox.environment import Toolchain
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.session.cleanup import end_run
 from codeloop.session.runner import Runner
-from codeloop.session.setup import RuntimeParts, build_runner, start_session
+from codeloop.session.setup import RuntimeParts, build_runner, session_registry, start_session
 from codeloop.session.store import EventStore
 from codeloop.session.stores import open_event_store
-from codeloop.tools.defaults import default_registry
 from codeloop.workspace.base import Workspace
 
 # Files test runs and installs leave behind; never part of a candidate fix.
@@ -166,8 +165,8 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     start = time.monotonic()
     state_dir.mkdir(parents=True, exist_ok=True)
     store = open_event_store(state_dir)
-    registry = default_registry()
     settings = eval_settings(settings, inst, env)
+    registry = session_registry(settings)
     session_start = time.monotonic()
     sid = start_session(store, task_text(inst), repo, settings, model.name, registry)
     started = time.monotonic() - session_start

@@ -113,10 +113,15 @@ def budget_for(model: Model, settings: Settings) -> Settings:
     """The oracle's replay makes one call per hunk: a gold patch with more hunks than the step
     budget (sympy-18033: 88 in 14 files) would end `budget_exceeded` for want of steps, which
     says nothing about the pipeline. A real model keeps the budget it was given."""
-    if not isinstance(model, OracleModel) or model.steps_needed <= settings.budgets.max_steps:
+    if not isinstance(model, OracleModel):
         return settings
+    # With roles the replay is one plan step, and its reads come before the plan: neither
+    # may stop it for want of a share of the steps.
+    roles = settings.roles.model_copy(update={"step_share": 1.0, "planner_share": 1.0})
+    if model.steps_needed <= settings.budgets.max_steps:
+        return settings.model_copy(update={"roles": roles})
     budgets = settings.budgets.model_copy(update={"max_steps": model.steps_needed})
-    return settings.model_copy(update={"budgets": budgets})
+    return settings.model_copy(update={"budgets": budgets, "roles": roles})
 
 
 def _reader(repo: Path) -> Callable[[str], str | None]:

@@ -2,7 +2,8 @@
 
 Each turn it looks at the conversation so far and picks the next action: search for the
 code the patch touches, read those files, make one edit per hunk, run the FAIL_TO_PASS
-tests, finish. A refused edit is retried with the exact text (and, failing that, the whole
+tests, finish. With roles it also plays the planner (one step: apply the fix to the files
+the patch touches) and the reviewer (it approves), choosing by the tools it is offered. A refused edit is retried with the exact text (and, failing that, the whole
 file is written). The perturbed variant first sends each hunk with a realistic mistake —
 lost indentation, trimmed context, trailing whitespace — to exercise the edit engine.
 """
@@ -84,8 +85,9 @@ class OracleModel:
     @property
     def steps_needed(self) -> int:
         """Steps the replay may take: the search, a read per file, up to three tries per
-        hunk, the test run and a few finishes the gate may send back."""
-        return 1 + len(self.plans) + 3 * len(self.edits) + 1 + 4
+        hunk, the test run, a few finishes the gate may send back, and with roles the plan
+        and the review."""
+        return 1 + len(self.plans) + 3 * len(self.edits) + 1 + 4 + 2
 
     # -- reading the conversation ---------------------------------------------------------
 
@@ -116,6 +118,9 @@ class OracleModel:
 
     def _next(self, history: list[_Call], done: set[tuple[str, int]], tools: set[str]
               ) -> ToolCallData:
+        if "review" in tools:  # the reviewer's turn: the gold patch is right
+            attempt = sum(1 for c in history if c.kind == "review")
+            return self._tool("review", 0, attempt, "review", verdict="approve")
         if "grep" in tools and ("search", 0) not in done and self.edits:
             return self._tool("search", 0, 0, "grep", pattern=self._search_pattern())
         if "read_file" in tools:
@@ -124,6 +129,9 @@ class OracleModel:
                     first = max(plan.edits[0].line - 20, 1)
                     return self._tool("read", index, 0, "read_file", path=plan.path,
                                       start_line=first, end_line=first + 120)
+        if "propose_plan" in tools and "edit_file" not in tools:  # the planner's turn
+            attempt = sum(1 for c in history if c.kind == "plan")
+            return self._tool("plan", 0, attempt, "propose_plan", **self._plan())
         for index, edit in enumerate(self.edits):
             attempts = [c for c in history if c.kind == "edit" and c.index == index]
             if any(c.ok for c in attempts):
@@ -155,6 +163,12 @@ class OracleModel:
         how = self.first_try[index] if attempt == 0 else "exact"
         old, new = perturb(edit, how)
         return self._tool("edit", index, attempt, "edit_file", path=edit.path, old=old, new=new)
+
+    def _plan(self) -> dict[str, Any]:
+        """One step: the fix in the files the patch touches; the finish gate tests it."""
+        files = sorted({plan.path for plan in self.plans})
+        return {"summary": f"Fix {self.inst.instance_id}",
+                "steps": [{"id": "fix", "title": "Apply the fix", "files": files}]}
 
     def _search_pattern(self) -> str:
         """A distinctive line of the first changed file, as an agent would grep for."""

@@ -103,6 +103,7 @@ async function refreshDetail() {
   $("#btn-resume").disabled = d.active || d.status !== "paused";
   $("#btn-cancel").disabled = ended;
   renderUsage(d.by_model || []);
+  renderRoleBudgets(d.role_budgets || []);
   renderApprovals(d.pending_approvals);
   renderPlan(d.plan);
   renderMemories(await api("GET", `/sessions/${id}/memories`).catch(() => []));
@@ -135,6 +136,20 @@ function renderUsage(rows) {
     el("td", {}, el("code", {}, r.model)), el("td", {}, r.role), el("td", {}, String(r.calls)),
     el("td", {}, `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}`),
     el("td", {}, "$" + r.cost_usd.toFixed(4)))));
+}
+
+// Each role's (and the current step's) use of its share of the session's budgets.
+function renderRoleBudgets(rows) {
+  const table = $("#role-budgets");
+  table.hidden = !rows.length;
+  const of = (used, limit, fmt) => `${fmt(used)} / ${limit ? fmt(limit) : "∞"}`;
+  const count = (n) => n.toLocaleString();
+  const usd = (n) => "$" + n.toFixed(4);
+  table.querySelector("tbody").replaceChildren(...rows.map((r) => el("tr",
+    { class: r.spent ? "spent" : "" },
+    el("td", {}, r.name), el("td", {}, of(r.turns, r.turn_limit, count)),
+    el("td", {}, of(r.tokens, r.token_limit, count)), el("td", {}, of(r.cost_usd, r.cost_limit, usd)),
+    el("td", {}, r.spent || ""))));
 }
 
 // A request still pending keeps its node, so a reason being typed survives each refresh.
@@ -179,16 +194,19 @@ function planSteps(plan) {
     el("code", {}, st.id), " ", st.title,
     st.depends_on.length ? el("span", { class: "muted" }, " after " + st.depends_on.join(", ")) : null,
     st.detail ? el("div", { class: "muted" }, st.detail) : null,
+    st.files && st.files.length ? el("div", { class: "muted" }, "files: " + st.files.join(", ")) : null,
+    st.done_when ? el("div", { class: "muted" }, "done when: " + st.done_when) : null,
     st.note ? el("div", { class: "note" }, st.note) : null)));
 }
 
-const STEP_MARKS = { pending: "○", in_progress: "◐", done: "●", skipped: "⊘" };
+const STEP_MARKS = { pending: "○", in_progress: "◐", done: "●", failed: "✗", skipped: "⊘" };
 
 function renderPlan(plan) {
   const box = $("#plan");
   box.hidden = !plan;
   if (!plan) return;
-  $("#plan-summary").textContent = visible(plan.summary);
+  $("#plan-summary").textContent = visible(plan.summary) +
+    (plan.revision ? ` (revision ${plan.revision})` : "");
   const bar = $("#m-plan");
   bar.max = plan.total || 1;
   bar.value = plan.done;
@@ -247,8 +265,29 @@ function render(item) {
       node = entry("plan", item.seq, el("strong", {}, "plan proposed"),
         e.needs_approval ? " (needs approval): " : ": ", e.summary,
         planSteps({ steps: e.steps })); break;
+    case "plan_revised":
+      node = entry("plan", item.seq, el("strong", {}, `plan revision ${e.revision}`),
+        e.needs_approval ? " (needs approval): " : ": ", e.reason,
+        el("pre", { class: "output" }, e.diff.join("\n")), planSteps({ steps: e.steps })); break;
+    case "step_checked":
+      node = entry("verify " + (e.ok ? "ok" : "fail"), item.seq, el("strong", {}, "check "),
+        el("code", {}, e.step_id), " ", e.check, e.ok ? ": passed" : ": failed",
+        e.detail && !e.ok ? el("details", {}, el("summary", {}, "output"),
+                               el("pre", { class: "output" }, e.detail)) : null); break;
+    case "review_requested":
+      node = entry("plan", item.seq, el("strong", {}, `review ${e.round} requested: `), e.summary); break;
+    case "review_given":
+      node = entry(e.verdict === "approve" ? "verify ok" : "warn", item.seq,
+        el("strong", {}, "reviewer " + e.verdict.replace("_", " ")), e.reasons ? ": " + e.reasons : ""); break;
+    case "explorer_started":
+      node = entry("note", item.seq, el("code", {}, e.subagent), " explores: " + e.question); break;
+    case "explorer_finished":
+      node = entry(e.ok ? "note" : "warn", item.seq, el("code", {}, e.subagent),
+        e.ok ? ` answered (${e.turns} turns, ${(e.input_tokens + e.output_tokens).toLocaleString()} tokens, $${e.cost_usd.toFixed(4)})`
+             : " did not answer: " + e.error,
+        e.summary ? el("p", {}, e.summary) : null); break;
     case "plan_updated":
-      node = entry("plan", item.seq, el("strong", {}, "plan progress: "),
+      node = entry("plan", item.seq, el("strong", {}, e.by === "loop" ? "plan progress (loop): " : "plan progress: "),
         e.changes.map((c) => c.id + (c.status ? " → " + c.status.replace("_", " ") : "") +
                               (c.note ? " (" + c.note + ")" : "")).join(", ")); break;
     case "approval_requested":
