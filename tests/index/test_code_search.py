@@ -76,6 +76,8 @@ def test_results_are_one_per_file_with_other_hits_folded(ctx: ToolContext) -> No
 
 def test_source_ranks_before_tests_and_docs(ctx: ToolContext) -> None:
     assert _search(ctx, "discount rate")[0] == "billing/discount.py"
+    # Markdown bold is not a path glob.
+    assert _search(ctx, "**Describe the bug** discount rate")[0] == "billing/discount.py"
 
 
 def test_tests_and_docs_rank_high_when_the_query_asks(ctx: ToolContext) -> None:

@@ -32,7 +32,9 @@ from codeloop.index.terms import query_terms
 # Source, when the query asks for tests or docs (rank.TEST_PRIOR: the same step down).
 UNASKED_PRIOR = TEST_PRIOR
 FOLDED = 4  # other chunks of a file listed by line range; more are counted
-_GLOB_WORD = re.compile(r"(?:^|\s)([\w./-]*[*?][\w./*?-]*)")
+# A path glob in a query: a word with `*` and a `/` or `.` (`tests/*.py`, `*.rst`), not
+# markdown's `**bold**`.
+_GLOB_WORD = re.compile(r"(?:^|\s)((?=[\w.*/-]*[./])(?=[\w.*/-]*\w)[\w./-]*\*[\w./*-]*)(?=\s|$)")
 _TEST_WORDS = frozenset({"test", "tests", "testing", "unittest", "pytest", "conftest",
                          "fixture", "fixtures", "testcase"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "changelog", "rst", "md",
@@ -112,8 +114,8 @@ class CodeSearch:
 
 
 def intent_of(query: str, glob: str | None = None) -> Intent:
-    """Tests or docs are asked for when the query says so; a glob (given, or a word with
-    `*` or `?` in the query) keeps only matching paths and drops the priors."""
+    """Tests or docs are asked for when the query says so; a glob (given, or a path-like
+    word with `*` in the query) keeps only matching paths and drops the priors."""
     words = {w.lower() for w in _QUERY_WORD.findall(query)}
     if glob is None:
         found = _GLOB_WORD.search(query)
