@@ -27,6 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from localize import replayable
 from swebench_repos import (
     CodeBm25,
     add_data_options,
@@ -41,6 +42,7 @@ from swebench_repos import (
 from codeloop.index.code_search import search_code
 from codeloop.index.focus import code_words, without_reports
 from codeloop.index.history import title_of
+from codeloop.index.rank import signals
 from codeloop.index.service import RepoIndex
 from codeloop.index.symbol_lookup import lookup
 
@@ -160,6 +162,9 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=CACHE / "search-quality")
     parser.add_argument("--details", type=Path,
                         help="per-query scores (JSON lines); a rerun resumes from it")
+    parser.add_argument("--record-signals", action="store_true",
+                        help="also store each query's ranked lists in --details, for "
+                             "localize_tune.py to replay other weights on")
     args = parser.parse_args()
     check_data_options(args)
     rows = load_instances(args.instances, args.repo, args.limit)
@@ -195,6 +200,9 @@ def main() -> None:
                 current_repo = row["repo"]
             assert index is not None
             index.update()
+            # Built once per HEAD, not per query (a session's HEAD rarely moves): untimed.
+            index.graph()
+            index.commit_search()
             baseline.index(work, index.paths())
             gold = set(gold_files(row["patch"]))
             mine: list[dict[str, Any]] = []
@@ -209,6 +217,9 @@ def main() -> None:
                     "ours": rank_scores(ours, gold), "chunks": rank_scores(chunks, gold),
                     "bm25": rank_scores(baseline.rank(query, DEPTH), gold),
                     "ms": round(ours_ms[-1], 1)}
+                if args.record_signals:
+                    entry["gold"] = sorted(gold)
+                    entry["signals"] = replayable(signals(index, query))
                 if kind in {"identifier", "class_method"}:
                     found = lookup(index, query)
                     entry["symbol_hit"] = float(any(h.path in gold for h in found.hits))

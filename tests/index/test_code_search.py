@@ -97,3 +97,13 @@ def test_an_empty_result_says_what_was_tried(ctx: ToolContext) -> None:
     assert "Only paths matching '*.go' were kept" in obs.output
     obs = SearchCode().run(SearchCode.args_model(query="the of and"), ctx)
     assert "no searchable words" in obs.output
+
+
+def test_a_file_changed_since_indexing_is_shown_as_it_is_now(ctx: ToolContext) -> None:
+    assert _search(ctx, "refund invoice")[0] == "billing/refund.py"
+    # Changed behind the index's back (no notify): the shown file is hash-checked.
+    ctx.workspace.write("billing/refund.py",
+                        b"# moved down\n\n\ndef refund_invoice(invoice):\n    return 0\n")
+    obs = SearchCode().run(SearchCode.args_model(query="refund invoice"), ctx)
+    assert obs.output.startswith("billing/refund.py:4-5 (refund_invoice)")
+    assert "     5│     return 0" in obs.output

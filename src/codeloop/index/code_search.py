@@ -13,13 +13,14 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from codeloop.index import embeddings
 from codeloop.index.hits import ChunkHit
 from codeloop.index.rank import (
     LEXICAL_DEPTH,
     TEST_PRIOR,
+    WEIGHTS,
     fuse,
     fuse_semantic,
     is_test_path,
@@ -41,6 +42,9 @@ _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "changelog", "
                         "markdown", "tutorial", "example", "examples", "sphinx"})
 _QUERY_WORD = re.compile(r"[A-Za-z]+")
 _MATCHING_SIGNALS = ("files", "chunks", "mentions", "paths")
+_ATTEMPTS = 3
+# The localisation ranker's weights (`rank.WEIGHTS`, tuned on issue texts), for now.
+QUERY_WEIGHTS = dict(WEIGHTS)
 
 
 @dataclass(frozen=True)
@@ -126,34 +130,55 @@ def intent_of(query: str, glob: str | None = None) -> Intent:
 def search_code(index: RepoIndex, query: str, limit: int = 5,
                 glob: str | None = None) -> CodeSearch:
     """The `limit` files that best answer `query`, best first, one result per file."""
-    intent = intent_of(query, glob)
-    answer = CodeSearch(query, intent, query_terms(query))
+    answer = CodeSearch(query, intent_of(query, glob), query_terms(query))
     if not answer.terms:
         return answer
-    hits = index.search(query, LEXICAL_DEPTH)  # hash-checked: their text is shown
+    for _attempt in range(_ATTEMPTS):
+        stale = _rank(index, answer, limit)
+        if not stale:
+            return answer
+        # A shown file changed since it was indexed: re-index it and rank again.
+        index.notify_changed(stale)
+    return answer
+
+
+def _rank(index: RepoIndex, answer: CodeSearch, limit: int) -> list[str]:
+    """Fill `answer.results`; returns the files found stale instead (then nothing is kept).
+    Only the files shown are read and hash-checked, not every file a chunk matched in."""
+    answer.results = []
+    hits = index.search(answer.query, LEXICAL_DEPTH, verify=False)
     by_path: dict[str, list[ChunkHit]] = {}
     for hit in hits:
         by_path.setdefault(hit.path, []).append(hit)
-    found = signals(index, query, chunk_hits=hits)
+    found = signals(index, answer.query, chunk_hits=hits)
     # The graph and history lists rank files for any text at all: without a match of the
     # query's words in some file's text, name or path there is nothing to answer.
     if not any(found.lists.get(name) for name in _MATCHING_SIGNALS):
-        return answer
-    priors = intent.prior()
-    ranked = fuse(found, LEXICAL_DEPTH, priors=priors)
+        return []
+    priors = answer.intent.prior()
+    ranked = fuse(found, LEXICAL_DEPTH, weights=QUERY_WEIGHTS, priors=priors)
     if embeddings.enabled():
         answer.semantic = True
-        semantic = [p for p, _ in embeddings.rank_files_semantic(index, query, LEXICAL_DEPTH)]
+        semantic = [p for p, _ in
+                    embeddings.rank_files_semantic(index, answer.query, LEXICAL_DEPTH)]
         ranked = fuse_semantic(ranked, semantic, LEXICAL_DEPTH, priors=priors)
     answer.candidates = len(ranked)
+    stale: list[str] = []
     for path, score in ranked:
-        if not intent.admits(path):
+        if not answer.intent.admits(path):
+            continue
+        lines = index.fresh_lines(path)
+        if lines is None:
+            stale.append(path)
             continue
         chunks = by_path.get(path, [])
-        if not chunks and index.read_lines(path) is None:
-            continue  # gone since it was indexed
-        answer.results.append(FileResult(path, score, chunks[0] if chunks else None,
-                                         tuple(chunks[1:])))
+        best = None
+        if chunks:
+            top = chunks[0]
+            best = replace(top, text="\n".join(lines[top.start_line - 1:top.end_line]))
+        answer.results.append(FileResult(path, score, best, tuple(chunks[1:])))
         if len(answer.results) == limit:
             break
-    return answer
+    if stale:
+        answer.results = []
+    return stale
