@@ -17,6 +17,7 @@ gold file.
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
 import os
 import re
@@ -51,21 +52,27 @@ CACHE = HERE / ".cache"
 DEPTH = 20
 KINDS = ("title", "sentence", "identifier", "class_method")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+# Issue templates: hidden comments, headings and bold labels are not what a model searches.
+_TEMPLATE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_LABEL = re.compile(r"^\*\*[^*]{1,40}\*\*:?\s*")
+_BUILTIN_NAMES = frozenset(dir(builtins))
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_PREFIXES = (">>>", "In [", "...", "$ ", "Traceback", "File ")
 
 
 def _code_like(word: str) -> bool:
+    if word in _BUILTIN_NAMES or (word.isupper() and "_" not in word):
+        return False
     return "_" in word.strip("_") or any(c.isupper() for c in word[1:])
 
 
 def sentences(text: str, count: int) -> list[str]:
     """The first `count` sentences of the prose (6 to 30 words), title and code left out."""
-    prose = _FENCE.sub("\n", without_reports(text))
-    lines = [line.strip() for line in prose.splitlines()[1:]
+    prose = _TEMPLATE.sub("\n", _FENCE.sub("\n", without_reports(text)))
+    lines = [_LABEL.sub("", line.strip()) for line in prose.splitlines()[1:]
              if line.strip() and not line.startswith(("    ", "\t"))
-             and not line.lstrip().startswith(_CODE_PREFIXES)]
+             and not line.lstrip().startswith((*_CODE_PREFIXES, "#"))]
     out: list[str] = []
     for sentence in _SENTENCE_END.split(" ".join(lines)):
         if 6 <= len(sentence.split()) <= 30:
@@ -76,8 +83,9 @@ def sentences(text: str, count: int) -> list[str]:
 
 
 def identifiers(text: str, count: int) -> list[str]:
-    """The first `count` distinct code-like identifiers the text uses as code."""
-    text = without_reports(text)
+    """The first `count` distinct code-like identifiers the text uses as code (not Python
+    builtins such as `ValueError`, nor all-capital words such as SQL's `SELECT`)."""
+    text = _TEMPLATE.sub("\n", without_reports(text))
     used = code_words(text)
     out: list[str] = []
     for word in _WORD.findall(text):
