@@ -103,7 +103,8 @@ def suggest(index: RepoIndex, name: str, limit: int = SUGGESTIONS) -> list[str]:
     """Defined names close to `name` (case-insensitive fuzzy match), best first."""
     choices = _names(index)
     qualified = "." in name
-    pool = [c for c in choices if ("." in c) == qualified] or choices
+    # A much shorter name matches a part of the query (`T` in `api_tokn`): not a suggestion.
+    pool = [c for c in choices if ("." in c) == qualified and len(c) * 2 >= len(name)]
     found = process.extract(name, pool, scorer=fuzz.WRatio, processor=str.lower,
                             limit=limit, score_cutoff=_SUGGEST_CUTOFF)
     return [choice for choice, _score, _i in found]

@@ -121,10 +121,15 @@ class FindSymbol(Tool):
     tier = "read"
 
     def run(self, args: FindSymbolArgs, ctx: ToolContext) -> Observation:
-        found = lookup(index_for(ctx), args.name, args.limit)
+        index = index_for(ctx)
+        found = lookup(index, args.name, args.limit)
         hits = visible(ctx, found.hits, lambda h: h.path)
         if not hits:
-            close = found.suggestions
+            # Only names defined in a file the session may read: a suggestion must not
+            # reveal a name from a file a deny rule hides.
+            defining = index.files_defining(n.rpartition(".")[2] for n in found.suggestions)
+            close = [n for n in found.suggestions
+                     if visible(ctx, defining[n.rpartition(".")[2]], lambda path: path)]
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             return Observation(ok=True, output=f"no definition named {args.name!r}.{hint} "
                                "Try search_code with words from the name, or grep.",
@@ -135,6 +140,8 @@ class FindSymbol(Tool):
         if found.how == "inherited":
             note = (f"{owner} does not define {short}; it inherits it from "
                     f"{found.inherited_from}:\n")
+        elif found.how == "prefix":
+            note = f"no definition named exactly {short}; names starting with it:\n"
         elif found.how == "bare":
             searched = ", ".join([owner, *found.bases][:8])
             note = (f"no {short} on {searched}; definitions named {short} elsewhere:\n")
