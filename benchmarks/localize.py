@@ -2,21 +2,22 @@
 
 For each SWE-bench instance the repository is checked out at `base_commit` (one shared clone
 per repository, switched from commit to commit, so our index updates incrementally), and
-three rankers are scored on the files the gold patch touches: ours (`rank_files`), a plain
-BM25 over whole files (the SWE-bench paper's retrieval baseline), and Aider's repo map
+three rankers are scored on the files the gold patch touches: ours (`rank_files`), BM25 over
+whole source files with code-aware tokens (`swebench_repos.CodeBm25`: the SWE-bench paper's
+retrieval baseline, made as strong as a simple BM25 gets), and Aider's repo map
 (`aider-chat` in its own venv under benchmarks/.cache/). `span_in_context_pct` is the share
 of instances whose every gold function/class (`expected_spans`) appears in the context built
 within the budget: for us the task context (repo map + code), for BM25 whole files in rank
 order, for Aider its rendered map. With `--embeddings` it also scores ours fused with the
 optional model2vec embeddings, and the embeddings alone, on the same instances.
 
-    PYTHONPATH=src python benchmarks/localize.py --limit 20 --details /tmp/localize.jsonl
+    PYTHONPATH=src python benchmarks/localize.py --instances DATA/instances.jsonl \
+        --mirrors MIRRORS --limit 20 --details OUT/localize.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -28,10 +29,19 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import bm25s
+from swebench_repos import (
+    CodeBm25,
+    add_data_options,
+    check_data_options,
+    checkout,
+    git,
+    gold_files,
+    load_instances,
+    mirror_of,
+)
 
 from codeloop.context.retrieval import build_task_context
-from codeloop.context.tokens import TokenCounter, get_counter
+from codeloop.context.tokens import get_counter
 from codeloop.index import embeddings
 from codeloop.index.rank import LEXICAL_DEPTH, Signals, fuse, fuse_semantic, signals
 from codeloop.index.service import RepoIndex
@@ -39,11 +49,6 @@ from codeloop.index.service import RepoIndex
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
 AIDER_VENV = CACHE / "aider-venv"
-_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
-
-
-def gold_files(patch: str) -> list[str]:
-    return sorted({m.group(2) for m in _DIFF_FILE.finditer(patch)})
 
 
 def scores(ranked: list[str], gold: list[str]) -> dict[str, float]:
@@ -64,26 +69,6 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
     return out
 
 
-def git(args: list[str], cwd: Path | None = None) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return proc.stdout
-
-
-def checkout(mirror: Path, work: Path, commit: str) -> Path:
-    if not (work / ".git").exists():
-        work.parent.mkdir(parents=True, exist_ok=True)
-        git(["clone", "-q", "--shared", "--no-checkout", str(mirror), str(work)])
-        (work / ".git" / "info").mkdir(exist_ok=True)
-        (work / ".git" / "info" / "exclude").write_text(".aider*\n")
-    # Mirrors may lack their largest blobs (data files); a checkout that reached the commit
-    # but could not write those files is still good for code search.
-    subprocess.run(["git", "checkout", "-q", "-f", "--detach", commit], cwd=work,
-                   capture_output=True, check=False)
-    if git(["rev-parse", "HEAD"], cwd=work).strip() != commit:
-        raise RuntimeError(f"could not check out {commit} in {work}")
-    return work
-
-
 def span_lines(index: RepoIndex, spans: dict[str, list[str]]) -> list[tuple[str, int, int]] | None:
     """(path, start, end) of each expected span, or None when one cannot be found."""
     out = []
@@ -96,44 +81,6 @@ def span_lines(index: RepoIndex, spans: dict[str, list[str]]) -> list[tuple[str,
                 return None
             out.append((path, match[0].start_line, match[0].end_line))
     return out
-
-
-class Bm25Files:
-    """Whole-file BM25 with bm25s's own tokenizer and English stopwords (no code awareness).
-
-    Each file's tokens and token count are cached by content hash, so moving the checkout
-    to the next base commit re-tokenises only the files that changed."""
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.counter = counter
-        self._cache: dict[bytes, tuple[list[str], int]] = {}
-        self.paths: list[str] = []
-        self.tokens_of: dict[str, int] = {}
-
-    def index(self, root: Path, paths: list[str]) -> None:
-        self.paths = paths
-        docs: list[list[str]] = []
-        fresh: dict[bytes, tuple[list[str], int]] = {}
-        for path in paths:
-            data = (root / path).read_bytes()
-            key = hashlib.blake2b(data, digest_size=16).digest()
-            entry = self._cache.get(key) or fresh.get(key)
-            if entry is None:
-                text = data.decode(errors="replace")
-                tokens = bm25s.tokenize([text], stopwords="en", show_progress=False,
-                                        return_ids=False)[0]
-                entry = (list(tokens), self.counter.count(text))
-            fresh[key] = entry
-            docs.append(entry[0])
-            self.tokens_of[path] = entry[1]
-        self._cache = fresh
-        self.model = bm25s.BM25()
-        self.model.index(docs, show_progress=False)
-
-    def rank(self, text: str, k: int = 50) -> list[str]:
-        query = bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)
-        docs, _ = self.model.retrieve(query, k=min(k, len(self.paths)), show_progress=False)
-        return [self.paths[int(i)] for i in docs[0]]
 
 
 class AiderMap:
@@ -203,19 +150,6 @@ def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
             fh.write(json.dumps(entry) + "\n")
 
 
-def _select(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """At most `limit` rows, spread over repositories rather than the first one's."""
-    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        by_repo[r["repo"]].append(r)
-    picked: list[dict[str, Any]] = []
-    while len(picked) < limit and any(by_repo.values()):
-        for repo in sorted(by_repo):
-            if by_repo[repo] and len(picked) < limit:
-                picked.append(by_repo[repo].pop(0))
-    return picked
-
-
 def _per_repo(details: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Mean recall@5 of each ranker per repository (and the instance count)."""
     by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -234,9 +168,7 @@ def _per_repo(details: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--instances", type=Path,
-                        default=Path("/work/shared/data/swebench/instances.jsonl"))
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    add_data_options(parser)
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
     parser.add_argument("--repo", action="append", default=[], help="only this owner/name")
     parser.add_argument("--budget", type=int, default=20_000)
@@ -254,16 +186,12 @@ def main() -> None:
                         help="only summarise the --details file; count the instances it "
                              "lacks as not run")
     args = parser.parse_args()
+    check_data_options(args)
     if args.embeddings and not embeddings.available():
         raise SystemExit("--embeddings needs model2vec and tokenlearn-static-model: "
                          "pip install -e '.[embeddings]'")
 
-    rows = [json.loads(line) for line in args.instances.read_text().splitlines() if line.strip()]
-    if args.repo:
-        rows = [r for r in rows if r["repo"] in args.repo]
-    if args.limit:
-        rows = _select(rows, args.limit)
-    rows.sort(key=lambda r: (r["repo"], r["instance_id"]))
+    rows = load_instances(args.instances, args.repo, args.limit)
 
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
     counter = get_counter()
@@ -274,7 +202,7 @@ def main() -> None:
     skipped: dict[str, str] = {}
     not_run: list[str] = []
     index: RepoIndex | None = None
-    baseline = Bm25Files(counter)
+    baseline = CodeBm25(counter)
     current_repo = None
     reused: dict[str, dict[str, Any]] = {}
     if args.reuse_baselines is not None:
@@ -298,14 +226,9 @@ def main() -> None:
                 if "embedding_rank_ms" in done[iid]:
                     embed_ms.append(done[iid]["embedding_rank_ms"])
                 continue
-            mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
-            if not mirror.exists():
-                skipped[iid] = f"no mirror of {row['repo']} (too big to fetch)"
-            elif subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
-                                 row["base_commit"] + "^{commit}"], capture_output=True,
-                                check=False).returncode != 0:
-                skipped[iid] = "base commit not in the mirror"
-            if iid in skipped:
+            mirror, why = mirror_of(args.mirrors, row)
+            if why is not None:
+                skipped[iid] = why
                 print(f"[{n}/{len(rows)}] {iid}: skipped ({skipped[iid]})", flush=True)
                 continue
             if args.summary_only:

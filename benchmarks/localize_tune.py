@@ -58,6 +58,8 @@ def main() -> None:
     parser.add_argument("details", type=Path, help="a localize.py --details file")
     parser.add_argument("--no-loro", action="store_true",
                         help="skip the leave-one-repository-out check")
+    parser.add_argument("--weights", help="start from these weights (JSON) instead of the "
+                        "shipped ones, e.g. search_code's QUERY_WEIGHTS")
     args = parser.parse_args()
     rows = load(args.details)
     if not rows:
@@ -66,7 +68,7 @@ def main() -> None:
     by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_repo[row["repo"]].append(row)
-    shipped = dict(WEIGHTS)
+    shipped = dict(WEIGHTS) if args.weights is None else json.loads(args.weights)
     tuned = ascend(rows, shipped)
     result: dict[str, Any] = {
         "instances": len(rows),

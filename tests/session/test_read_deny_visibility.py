@@ -38,9 +38,12 @@ def test_denied_files_are_hidden_from_grep_listing_and_search(tmp_path: Path) ->
     assert "calc.py" in listing and ".env" not in listing and "secrets.py" not in listing
     assert SECRET not in _output(runner, "search_code", query="api token")
     assert "secrets.py" not in _output(runner, "find_symbol", name="api_token")
+    # Nor is a name defined only there suggested for a near miss.
+    assert "api_token" not in _output(runner, "find_symbol", name="api_tokn")
 
 
 def test_without_a_deny_rule_the_same_files_are_found(tmp_path: Path) -> None:
     runner = _runner(tmp_path, [])
     assert SECRET in _output(runner, "grep", pattern="hunter2")
     assert "config/secrets.py" in _output(runner, "find_symbol", name="api_token")
+    assert "Did you mean: api_token" in _output(runner, "find_symbol", name="api_tokn")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,6 +37,10 @@ _DOCS_PATH = re.compile(r"(^|/)(docs?|examples?|benchmarks?|asv_bench)/")
 TEST_PRIOR = 0.6
 PROSE_PRIOR = 0.3
 DOCS_PRIOR = 0.5
+
+
+def is_test_path(path: str) -> bool:
+    return _TEST_PATH.search(path) is not None
 
 
 @lru_cache(maxsize=65_536)
@@ -95,9 +100,10 @@ def signals(index: RepoIndex, text: str, focus: Focus | None = None,
 
 
 def fuse(found: Signals, limit: int = 50, weights: dict[str, float] | None = None,
-         score_weights: dict[str, float] | None = None, k: float = RRF_K
-         ) -> list[tuple[str, float]]:
-    """Weighted reciprocal rank over the lists, a share of the BM25 scores, then the priors."""
+         score_weights: dict[str, float] | None = None, k: float = RRF_K,
+         priors: Callable[[str], float] = prior) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank over the lists, a share of the BM25 scores, then the priors
+    (`prior` unless the caller knows better, e.g. a query that asks for tests)."""
     weights = WEIGHTS if weights is None else weights
     score_weights = SCORE_WEIGHTS if score_weights is None else score_weights
     fused: dict[str, float] = defaultdict(float)
@@ -111,7 +117,7 @@ def fuse(found: Signals, limit: int = 50, weights: dict[str, float] | None = Non
             for path, score in scores.items():
                 fused[path] += score_weights.get(name, 0.0) * score / top
     for path in fused:
-        fused[path] *= prior(path)
+        fused[path] *= priors(path)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
@@ -119,12 +125,13 @@ SEMANTIC_WEIGHT = 1.0
 
 
 def fuse_semantic(ranked: list[tuple[str, float]], semantic: list[str], limit: int = 50,
-                  weight: float = SEMANTIC_WEIGHT) -> list[tuple[str, float]]:
+                  weight: float = SEMANTIC_WEIGHT, priors: Callable[[str], float] = prior
+                  ) -> list[tuple[str, float]]:
     """Add a semantic file ranking to `rank_files`' scores by the same weighted reciprocal
     rank (and the same priors); pass `rank_files` a limit of at least `LEXICAL_DEPTH`."""
     fused = dict(ranked)
     for position, path in enumerate(semantic):
-        fused[path] = fused.get(path, 0.0) + weight * prior(path) / (RRF_K + position + 1)
+        fused[path] = fused.get(path, 0.0) + weight * priors(path) / (RRF_K + position + 1)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 

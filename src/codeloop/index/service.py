@@ -53,7 +53,7 @@ class RepoIndex:
         self._sweeper: threading.Thread | None = None
         self.dir = store.index_dir(self.root, cache)
         self.db = store.connect(self.dir / "index.sqlite")
-        _record_origin(self.dir, self.root, seed)
+        store.record_origin(self.dir, self.root, seed)
         self.sweep_interval = sweep_interval
         self._lock = threading.RLock()
         self._terms = TermIndexes(self.root, self.dir, self.db)
@@ -333,6 +333,11 @@ class RepoIndex:
 
         return self._serve(produce, lambda h: h.path, finish)
 
+    def fresh_lines(self, rel: str) -> list[str] | None:
+        """A file's lines if the index still matches it, else None (nothing re-indexed)."""
+        fresh, lines = self._current(rel)
+        return lines if fresh else None
+
     def read_lines(self, rel: str) -> list[str] | None:
         """A file's current lines, re-indexing it first if it changed; None if it is gone."""
         fresh, lines = self._current(rel)
@@ -408,14 +413,6 @@ def _stat_changes(entries: list[WalkedFile], known: dict[str, tuple[int, int, st
     changed = sum(1 for e in entries
                   if (old := known.get(e.rel)) is None or old[:2] != (e.size, e.mtime_ns))
     return changed + len(known.keys() - present)
-
-
-def _record_origin(directory: Path, root: Path, seed: Path | None) -> None:
-    """Say which tree the directory indexes (a copied seed index says its source's)."""
-    recorded = store.read_origin(directory)
-    if recorded is not None and recorded.root == str(root) and (seed is None or recorded.is_view):
-        return
-    store.write_origin(directory, store.Origin(str(root), str(seed.resolve()) if seed else None))
 
 
 def _like_prefix(text: str) -> str:

@@ -94,6 +94,14 @@ def write_origin(directory: Path, origin: Origin) -> None:
     temp.replace(directory / ORIGIN_FILE)
 
 
+def record_origin(directory: Path, root: Path, seed: Path | None) -> None:
+    """Say which tree the directory indexes (a copied seed index says its source's)."""
+    recorded = read_origin(directory)
+    if recorded is not None and recorded.root == str(root) and (seed is None or recorded.is_view):
+        return
+    write_origin(directory, Origin(str(root), str(seed.resolve()) if seed else None))
+
+
 def index_dirs(cache: Path | None = None) -> list[Path]:
     """Every index directory under the cache."""
     top = (cache or cache_root()) / "index"

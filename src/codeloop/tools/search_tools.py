@@ -9,8 +9,11 @@ from pydantic import Field
 from codeloop.context.budget import fit_text
 from codeloop.context.repomap import build_repo_map
 from codeloop.context.retrieval import number_lines
+from codeloop.index.code_search import FOLDED, FileResult, search_code
+from codeloop.index.hits import ChunkHit, SymbolHit
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
+from codeloop.index.symbol_lookup import lookup
 from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
 from codeloop.tools.visibility import visible
@@ -45,57 +48,113 @@ def _observation(text: str, hint: str, data: dict[str, Any], limit_hit: bool) ->
 
 class SearchCodeArgs(ToolArgs):
     query: str = Field(min_length=1, description="words, identifiers or a description of the code")
-    limit: int = Field(default=8, ge=1, le=50, description="how many chunks to return")
+    limit: int = Field(default=6, ge=1, le=30, description="how many files to return")
+    glob: str | None = Field(default=None, description="only paths matching, e.g. 'src/*.py'")
+
+
+def _folded(others: tuple[ChunkHit, ...]) -> str:
+    """The file's other matching chunks as line ranges: the model reads the file next."""
+    if not others:
+        return ""
+    spans = [f"{h.start_line}-{h.end_line}" + (f" ({h.symbol})" if h.symbol else "")
+             for h in others[:FOLDED]]
+    more = f", +{len(others) - FOLDED} more" if len(others) > FOLDED else ""
+    return f"\n{'':>6}│ also matching in this file: {', '.join(spans)}{more}"
+
+
+def _result_text(result: FileResult, index: RepoIndex) -> str:
+    h = result.best
+    if h is None:
+        # Ranked by its name, links or history, not by a chunk's text: show what it defines.
+        defs = index.definitions_in([result.path])[result.path]
+        names = ", ".join(dict.fromkeys(d.name for d in defs if d.parent is None))
+        return f"{result.path} (no chunk matches the words; defines: {names[:300] or '-'})"
+    lines = h.text.splitlines()
+    shown = lines[:_SNIPPET_LINES]
+    more = (f"\n{'':>6}│ … {len(lines) - len(shown)} more lines: read_file "
+            f"{h.path} lines {h.start_line}-{h.end_line}") if len(lines) > len(shown) else ""
+    title = f"{h.path}:{h.start_line}-{h.end_line}" + (f" ({h.symbol})" if h.symbol else "")
+    return f"{title}\n{number_lines(shown, h.start_line)}{more}{_folded(result.others)}"
 
 
 class SearchCode(Tool):
     name = "search_code"
-    description = ("Ranked search over the repository's code (BM25 over functions and classes, "
-                   "identifier-aware). Returns the best chunks with line numbers.")
+    description = ("Ranked search over the repository's code for words, identifiers or a short "
+                   "description: one result per file (its best function/class with line "
+                   "numbers, other matches in it listed), source before tests and docs unless "
+                   "the query mentions them or `glob` is given.")
     args_model = SearchCodeArgs
     tier = "read"
 
     def run(self, args: SearchCodeArgs, ctx: ToolContext) -> Observation:
-        hits = visible(ctx, index_for(ctx).search(args.query, args.limit), lambda h: h.path)
-        if not hits:
-            return Observation(ok=True, output=f"no code matches {args.query!r}; try other "
-                               "words, find_symbol, or grep for an exact string")
-        parts = []
-        for h in hits:
-            lines = h.text.splitlines()
-            shown = lines[:_SNIPPET_LINES]
-            more = (f"\n{'':>6}│ … {len(lines) - len(shown)} more lines: read_file "
-                    f"{h.path} lines {h.start_line}-{h.end_line}") if len(lines) > len(shown) else ""
-            title = f"{h.path}:{h.start_line}-{h.end_line}" + (f" ({h.symbol})" if h.symbol else "")
-            parts.append(f"{title}\n{number_lines(shown, h.start_line)}{more}")
-        data = {"hits": [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line,
-                          "symbol": h.symbol, "score": round(h.score, 3)} for h in hits]}
-        return _observation("\n\n".join(parts), "raise `limit` or read_file a range", data,
-                            len(hits) == args.limit)
+        index = index_for(ctx)
+        answer = search_code(index, args.query, args.limit, args.glob)
+        results = visible(ctx, answer.results, lambda r: r.path)
+        if not results:
+            return Observation(ok=True, output=(
+                f"no code matches {args.query!r}. {answer.tried()} Try a broader query: "
+                "fewer or more general words, one identifier, no glob; find_symbol for a "
+                "name you know, or grep for an exact string."),
+                data={"files": [], "terms": list(answer.terms)})
+        text = "\n\n".join(_result_text(r, index) for r in results)
+        data = {"files": [{"path": r.path, "score": round(r.score, 4),
+                           "start_line": r.best.start_line if r.best else None,
+                           "end_line": r.best.end_line if r.best else None,
+                           "symbol": r.best.symbol if r.best else None,
+                           "also": [[h.start_line, h.end_line] for h in r.others]}
+                          for r in results]}
+        return _observation(text, "raise `limit` or read_file a range", data,
+                            len(results) == args.limit)
 
 
 class FindSymbolArgs(ToolArgs):
-    name: str = Field(min_length=1, description="a name, or Parent.name for a method")
+    name: str = Field(min_length=1, description="a name, or Class.method")
     limit: int = Field(default=20, ge=1, le=200)
+
+
+def _symbol_lines(hits: list[SymbolHit]) -> str:
+    return "\n".join(f"{h.path}:{h.start_line}-{h.end_line} {h.kind} "
+                     f"{(h.parent + '.') if h.parent else ''}{h.name}: {h.signature}"
+                     for h in hits)
 
 
 class FindSymbol(Tool):
     name = "find_symbol"
     description = ("Where a function, class, method or constant is defined: path, line span, "
-                   "kind and signature. Falls back to names starting with the text.")
+                   "kind and signature. `Class.method` also finds a method inherited from a "
+                   "base class, then any definition of that name; names starting with the "
+                   "text otherwise, and close names when nothing matches.")
     args_model = FindSymbolArgs
     tier = "read"
 
     def run(self, args: FindSymbolArgs, ctx: ToolContext) -> Observation:
-        hits = visible(ctx, index_for(ctx).find_symbol(args.name, args.limit), lambda h: h.path)
+        index = index_for(ctx)
+        found = lookup(index, args.name, args.limit)
+        hits = visible(ctx, found.hits, lambda h: h.path)
         if not hits:
-            return Observation(ok=True, output=f"no definition named {args.name!r}; try "
-                               "search_code or grep")
-        lines = [f"{h.path}:{h.start_line}-{h.end_line} {h.kind} "
-                 f"{(h.parent + '.') if h.parent else ''}{h.name}: {h.signature}" for h in hits]
-        data = {"definitions": [h.__dict__ for h in hits]}
-        return _observation("\n".join(lines), "raise `limit` or give Parent.name", data,
-                            len(hits) == args.limit)
+            # Only names defined in a file the session may read: a suggestion must not
+            # reveal a name from a file a deny rule hides.
+            defining = index.files_defining(n.rpartition(".")[2] for n in found.suggestions)
+            close = [n for n in found.suggestions
+                     if visible(ctx, defining[n.rpartition(".")[2]], lambda path: path)]
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            return Observation(ok=True, output=f"no definition named {args.name!r}.{hint} "
+                               "Try search_code with words from the name, or grep.",
+                               data={"definitions": [], "suggestions": close})
+        owner = args.name.rpartition(".")[0].rpartition(".")[2]
+        short = args.name.rpartition(".")[2]
+        note = ""
+        if found.how == "inherited":
+            note = (f"{owner} does not define {short}; it inherits it from "
+                    f"{found.inherited_from}:\n")
+        elif found.how == "prefix":
+            note = f"no definition named exactly {short}; names starting with it:\n"
+        elif found.how == "bare":
+            searched = ", ".join([owner, *found.bases][:8])
+            note = (f"no {short} on {searched}; definitions named {short} elsewhere:\n")
+        data = {"definitions": [h.__dict__ for h in hits], "resolved": found.how}
+        return _observation(note + _symbol_lines(hits), "raise `limit` or give Class.name",
+                            data, len(hits) == args.limit)
 
 
 class FindReferencesArgs(ToolArgs):

@@ -1,0 +1,161 @@
+"""What the search and localisation benchmarks share: SWE-bench instances, checkouts of
+their repositories from local mirrors, the gold patch's files and lines, and the strongest
+simple baseline (BM25 with code-aware tokens over source files).
+
+The instances file and the mirrors directory always come from the command line: a missing
+one is an error that names the option, never a silent default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import bm25s
+
+from codeloop.context.tokens import TokenCounter
+from codeloop.index.languages import detect_language, has_grammar
+from codeloop.index.terms import terms
+
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--instances", type=Path, required=True,
+                        help="SWE-bench instances, one JSON object a line")
+    parser.add_argument("--mirrors", type=Path, required=True,
+                        help="directory of bare mirrors, <owner>+<name>/repo")
+
+
+def check_data_options(args: argparse.Namespace) -> None:
+    if not args.instances.is_file():
+        raise SystemExit(f"--instances {args.instances}: no such file")
+    if not args.mirrors.is_dir():
+        raise SystemExit(f"--mirrors {args.mirrors}: no such directory")
+
+
+def load_instances(path: Path, repos: list[str], limit: int) -> list[dict[str, Any]]:
+    """The instances of `path` (only `repos` if given, at most `limit` spread over
+    repositories if non-zero), sorted by repository and id so checkouts move forward."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if repos:
+        rows = [r for r in rows if r["repo"] in repos]
+    if limit:
+        rows = select(rows, limit)
+    rows.sort(key=lambda r: (r["repo"], r["instance_id"]))
+    return rows
+
+
+def select(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """At most `limit` rows, spread over repositories rather than the first one's."""
+    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_repo[r["repo"]].append(r)
+    picked: list[dict[str, Any]] = []
+    while len(picked) < limit and any(by_repo.values()):
+        for repo in sorted(by_repo):
+            if by_repo[repo] and len(picked) < limit:
+                picked.append(by_repo[repo].pop(0))
+    return picked
+
+
+def gold_files(patch: str) -> list[str]:
+    return sorted({m.group(2) for m in _DIFF_FILE.finditer(patch)})
+
+
+def gold_lines(patch: str) -> dict[str, list[tuple[int, int]]]:
+    """The old-file line ranges each hunk of the patch covers, per file."""
+    out: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    sections = _DIFF_FILE.split(patch)
+    # split gives [before, a, b, body, a, b, body, ...]
+    for i in range(1, len(sections) - 2, 3):
+        path, body = sections[i + 1], sections[i + 2]
+        for hunk in _HUNK.finditer(body):
+            start, count = int(hunk.group(1)), int(hunk.group(2) or 1)
+            out[path].append((start, start + max(count, 1) - 1))
+    return dict(out)
+
+
+def git(args: list[str], cwd: Path | None = None) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+def mirror_of(mirrors: Path, row: dict[str, Any]) -> tuple[Path, str | None]:
+    """The instance's mirror, and why it cannot be used (None when it can)."""
+    mirror = mirrors / row["repo"].replace("/", "+") / "repo"
+    if not mirror.exists():
+        return mirror, f"no mirror of {row['repo']} (too big to fetch)"
+    if subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "-e",
+                       row["base_commit"] + "^{commit}"], capture_output=True,
+                      check=False).returncode != 0:
+        return mirror, "base commit not in the mirror"
+    return mirror, None
+
+
+def checkout(mirror: Path, work: Path, commit: str) -> Path:
+    if not (work / ".git").exists():
+        work.parent.mkdir(parents=True, exist_ok=True)
+        git(["clone", "-q", "--shared", "--no-checkout", str(mirror), str(work)])
+        (work / ".git" / "info").mkdir(exist_ok=True)
+        (work / ".git" / "info" / "exclude").write_text(".aider*\n")
+    # Mirrors may lack their largest blobs (data files); a checkout that reached the commit
+    # but could not write those files is still good for code search.
+    subprocess.run(["git", "checkout", "-q", "-f", "--detach", commit], cwd=work,
+                   capture_output=True, check=False)
+    if git(["rev-parse", "HEAD"], cwd=work).strip() != commit:
+        raise RuntimeError(f"could not check out {commit} in {work}")
+    return work
+
+
+def source_files(paths: list[str]) -> list[str]:
+    """The paths in a programming language (tests included; docs, prose and config not)."""
+    return [p for p in paths if has_grammar(detect_language(p))]
+
+
+class CodeBm25:
+    """Whole-file BM25 (bm25s) over source files with code-aware tokens: identifiers kept
+    whole and split at snake_case and camelCase (`codeloop.index.terms`), stopwords out.
+
+    Each file's tokens (and token count, when a counter is given) are cached by content
+    hash, so moving a checkout to the next base commit re-tokenises only changed files."""
+
+    def __init__(self, counter: TokenCounter | None = None) -> None:
+        self.counter = counter
+        self._cache: dict[bytes, tuple[list[str], int]] = {}
+        self.paths: list[str] = []
+        self.tokens_of: dict[str, int] = {}
+        self.model: bm25s.BM25 | None = None
+
+    def index(self, root: Path, paths: list[str]) -> None:
+        self.paths = source_files(paths)
+        docs: list[list[str]] = []
+        fresh: dict[bytes, tuple[list[str], int]] = {}
+        for path in self.paths:
+            data = (root / path).read_bytes()
+            key = hashlib.blake2b(data, digest_size=16).digest()
+            entry = self._cache.get(key) or fresh.get(key)
+            if entry is None:
+                text = data.decode(errors="replace")
+                entry = (terms(text), self.counter.count(text) if self.counter else 0)
+            fresh[key] = entry
+            docs.append(entry[0])
+            self.tokens_of[path] = entry[1]
+        self._cache = fresh
+        self.model = bm25s.BM25()
+        self.model.index(docs, show_progress=False)
+
+    def rank(self, text: str, k: int = 50) -> list[str]:
+        query = terms(text)
+        if self.model is None or not self.paths or not query:
+            return []
+        scores = self.model.get_scores(query)
+        order = scores.argsort()[::-1][:k]
+        return [self.paths[int(i)] for i in order if scores[i] > 0]

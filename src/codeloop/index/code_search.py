@@ -1,0 +1,198 @@
+"""`search_code`'s ranking: the localisation ranker's signals applied to a model's query.
+
+A model writes short queries ("parse duration string", `ModelAdmin.get_urls`) and then reads
+files, not chunks. So the answer is one result per file, in the fused order of every signal
+`rank.signals` gives (BM25 over files and chunks, names the query mentions, the reference
+graph, paths, commit history, embeddings when on), each with its best chunk and the file's
+other matching chunks folded into line ranges. Tests, docs and prose rank below source
+unless the query asks for them or names a path glob.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from codeloop.index import embeddings
+from codeloop.index.hits import ChunkHit
+from codeloop.index.rank import (
+    LEXICAL_DEPTH,
+    TEST_PRIOR,
+    WEIGHTS,
+    fuse,
+    fuse_semantic,
+    is_test_path,
+    prior,
+    signals,
+)
+from codeloop.index.service import RepoIndex
+from codeloop.index.terms import query_terms
+
+# Source, when the query asks for tests or docs (rank.TEST_PRIOR: the same step down).
+UNASKED_PRIOR = TEST_PRIOR
+FOLDED = 4  # other chunks of a file listed by line range; more are counted
+# A path glob in a query: a word with `*` and a `/` or `.` (`tests/*.py`, `*.rst`), not
+# markdown's `**bold**`.
+_GLOB_WORD = re.compile(r"(?:^|\s)((?=[\w.*/-]*[./])(?=[\w.*/-]*\w)[\w./-]*\*[\w./*-]*)(?=\s|$)")
+# Words that ask for tests or docs. Not a repository's own name (`pytest`, `sphinx`): in
+# those repositories every other query says it.
+_TEST_WORDS = frozenset({"test", "tests", "testing", "fixture", "fixtures", "conftest"})
+_DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "changelog", "rst",
+                        "tutorial", "example", "examples"})
+# A longer query is a sentence about the code ("I tested it with…", "the docs say…"):
+# there such words do not ask for test or doc files (measured on benchmarks/search_quality.py).
+ASKING_MAX_WORDS = 8
+# Tests below source for a query: a step lower than for a task's text (`rank.TEST_PRIOR`),
+# since a model that wants tests says so (search_quality.py: hit@5 +0.01 over 0.6).
+QUERY_TEST_PRIOR = 0.45
+_QUERY_WORD = re.compile(r"[A-Za-z]+")
+_MATCHING_SIGNALS = ("files", "chunks", "mentions", "paths")
+_ATTEMPTS = 3
+# The localisation ranker's weights (`rank.WEIGHTS`, tuned on issue texts): weights tuned on
+# search_quality.py's queries did no better held out (leave-one-repository-out).
+QUERY_WEIGHTS = dict(WEIGHTS)
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One file of the answer: its best chunk (None when the file ranks by its name, links
+    or history rather than its text) and its other matching chunks, text-less."""
+
+    path: str
+    score: float
+    best: ChunkHit | None
+    others: tuple[ChunkHit, ...] = ()
+
+
+@dataclass
+class Intent:
+    """What the query asks for beyond its words: tests, docs, or only paths like a glob."""
+
+    tests: bool = False
+    docs: bool = False
+    glob: str | None = None
+
+    def prior(self) -> Callable[[str], float]:
+        """`rank.prior`, turned round for the kinds of file the query asks for: those rank
+        first, and source takes the place of what was not asked for."""
+        if self.glob is not None:
+            return lambda _path: 1.0
+        if not (self.tests or self.docs):
+            return _source_first
+
+        def adjusted(path: str) -> float:
+            base = prior(path)
+            if base == 1.0:
+                return UNASKED_PRIOR
+            if is_test_path(path):
+                return 1.0 if self.tests else base
+            return 1.0 if self.docs else base
+        return adjusted
+
+    def admits(self, path: str) -> bool:
+        if self.glob is None:
+            return True
+        return (fnmatch.fnmatch(path, self.glob)
+                or fnmatch.fnmatch(path.rpartition("/")[2], self.glob))
+
+
+@dataclass
+class CodeSearch:
+    """The answer to one query, and what was tried (for an empty answer's message)."""
+
+    query: str
+    intent: Intent
+    terms: tuple[str, ...]
+    results: list[FileResult] = field(default_factory=list)
+    candidates: int = 0  # files any signal found, before the glob
+    semantic: bool = False
+
+    def tried(self) -> str:
+        """One paragraph saying what the search did, for a model deciding what to try next."""
+        if not self.terms:
+            return ("The query has no searchable words: every word is a common English or "
+                    "keyword stopword or shorter than two characters.")
+        signals_used = ("BM25 over functions, classes and whole files, defined names, file "
+                        "paths, the import graph and commit messages")
+        if self.semantic:
+            signals_used += ", and embeddings"
+        said = f"Searched for the terms {', '.join(self.terms[:12])} with {signals_used}."
+        if self.intent.glob is not None:
+            said += (f" Only paths matching {self.intent.glob!r} were kept; "
+                     f"{self.candidates} files matched without that filter.")
+        return said
+
+
+def _source_first(path: str) -> float:
+    return QUERY_TEST_PRIOR if is_test_path(path) else prior(path)
+
+
+def intent_of(query: str, glob: str | None = None) -> Intent:
+    """Tests or docs are asked for when the query says so; a glob (given, or a path-like
+    word with `*` in the query) keeps only matching paths and drops the priors."""
+    words = {w.lower() for w in _QUERY_WORD.findall(query)}
+    if len(query.split()) > ASKING_MAX_WORDS:
+        words = set()
+    if glob is None:
+        found = _GLOB_WORD.search(query)
+        glob = found.group(1) if found else None
+    return Intent(tests=bool(words & _TEST_WORDS), docs=bool(words & _DOC_WORDS), glob=glob)
+
+
+def search_code(index: RepoIndex, query: str, limit: int = 5,
+                glob: str | None = None) -> CodeSearch:
+    """The `limit` files that best answer `query`, best first, one result per file."""
+    answer = CodeSearch(query, intent_of(query, glob), query_terms(query))
+    if not answer.terms:
+        return answer
+    for _attempt in range(_ATTEMPTS):
+        stale = _rank(index, answer, limit)
+        if not stale:
+            return answer
+        # A shown file changed since it was indexed: re-index it and rank again.
+        index.notify_changed(stale)
+    return answer
+
+
+def _rank(index: RepoIndex, answer: CodeSearch, limit: int) -> list[str]:
+    """Fill `answer.results`; returns the files found stale instead (then nothing is kept).
+    Only the files shown are read and hash-checked, not every file a chunk matched in."""
+    answer.results = []
+    hits = index.search(answer.query, LEXICAL_DEPTH, verify=False)
+    by_path: dict[str, list[ChunkHit]] = {}
+    for hit in hits:
+        by_path.setdefault(hit.path, []).append(hit)
+    found = signals(index, answer.query, chunk_hits=hits)
+    # The graph and history lists rank files for any text at all: without a match of the
+    # query's words in some file's text, name or path there is nothing to answer.
+    if not any(found.lists.get(name) for name in _MATCHING_SIGNALS):
+        return []
+    priors = answer.intent.prior()
+    ranked = fuse(found, LEXICAL_DEPTH, weights=QUERY_WEIGHTS, priors=priors)
+    if embeddings.enabled():
+        answer.semantic = True
+        semantic = [p for p, _ in
+                    embeddings.rank_files_semantic(index, answer.query, LEXICAL_DEPTH)]
+        ranked = fuse_semantic(ranked, semantic, LEXICAL_DEPTH, priors=priors)
+    answer.candidates = len(ranked)
+    stale: list[str] = []
+    for path, score in ranked:
+        if not answer.intent.admits(path):
+            continue
+        lines = index.fresh_lines(path)
+        if lines is None:
+            stale.append(path)
+            continue
+        chunks = by_path.get(path, [])
+        best = None
+        if chunks:
+            top = chunks[0]
+            best = replace(top, text="\n".join(lines[top.start_line - 1:top.end_line]))
+        answer.results.append(FileResult(path, score, best, tuple(chunks[1:])))
+        if len(answer.results) == limit:
+            break
+    if stale:
+        answer.results = []
+    return stale

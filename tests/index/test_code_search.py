@@ -1,0 +1,109 @@
+"""search_code on the queries a model writes: one result per file, source before tests and
+docs unless asked, and an empty answer that says what was tried."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from codeloop.sandbox.base import CommandResult, Limits
+from codeloop.tools.base import ToolContext
+from codeloop.tools.search_tools import SearchCode
+from codeloop.workspace.copy import CopyWorkspace
+
+
+class _NoSandbox:
+    name = "none"
+
+    def run(self, command: str, cwd: Path, env: dict[str, str] | None = None,
+            limits: Limits | None = None) -> CommandResult:
+        raise AssertionError("search tools must not run commands")
+
+
+def _functions(prefix: str, count: int, body: str) -> str:
+    return "".join(f"def {prefix}_{n}(invoice):\n    {body}\n\n\n" for n in range(count))
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    root = tmp_path / "repo"
+    for folder in ("billing", "tests", "docs"):
+        (root / folder).mkdir(parents=True)
+    (root / "billing" / "__init__.py").write_text("")
+    # One file with many chunks that all match: before, they filled the top five.
+    (root / "billing" / "invoice.py").write_text(
+        _functions("invoice_total", 7, "return invoice.total + invoice.tax_total"))
+    (root / "billing" / "ledger.py").write_text(
+        "def post_invoice_total(ledger, invoice):\n    ledger.add(invoice.total)\n")
+    (root / "billing" / "refund.py").write_text(
+        "def refund_invoice(invoice):\n    return -invoice.total\n")
+    (root / "billing" / "discount.py").write_text(
+        "def apply_discount_rate(amount, rate):\n    return amount * (1 - rate)\n")
+    # Tests and docs say the words more often than the source does.
+    (root / "tests" / "test_discount.py").write_text("".join(
+        f"def test_discount_rate_{n}():\n    # discount rate discount rate\n"
+        f"    assert apply_discount_rate(100, 0.{n}) <= 100  # discount rate\n\n\n"
+        for n in range(1, 6)))
+    (root / "docs" / "discount.rst").write_text(
+        "Discount rate\n=============\n\nThe discount rate is a rate; discount rate "
+        "examples: discount rate 0.1, discount rate 0.2.\n")
+    return ToolContext(workspace=CopyWorkspace(root, tmp_path / "ws"), sandbox=_NoSandbox())
+
+
+_TITLE = re.compile(r"^([\w./-]+):\d+-\d+", re.M)
+
+
+def _search(ctx: ToolContext, query: str, **extra: object) -> list[str]:
+    """The paths of the results, in the order the model reads them."""
+    obs = SearchCode().run(SearchCode.args_model(query=query, **extra), ctx)
+    assert obs.ok
+    return _TITLE.findall(obs.output)
+
+
+def test_results_are_one_per_file_with_other_hits_folded(ctx: ToolContext) -> None:
+    paths = _search(ctx, "invoice total", limit=5)
+    assert paths[0] == "billing/invoice.py"
+    assert len(paths) == len(set(paths)) >= 3
+    assert {"billing/ledger.py", "billing/refund.py"} <= set(paths[:5])
+    # The best chunk of invoice.py is shown; its six other matching functions are folded.
+    obs = SearchCode().run(SearchCode.args_model(query="invoice total", limit=5), ctx)
+    assert len(obs.data["files"][0]["also"]) == 6
+    assert "also matching in this file:" in obs.output and "+2 more" in obs.output
+    assert obs.output.count("billing/invoice.py:") == 1
+
+
+def test_source_ranks_before_tests_and_docs(ctx: ToolContext) -> None:
+    assert _search(ctx, "discount rate")[0] == "billing/discount.py"
+    # Markdown bold is not a path glob.
+    assert _search(ctx, "**Describe the bug** discount rate")[0] == "billing/discount.py"
+
+
+def test_tests_and_docs_rank_high_when_the_query_asks(ctx: ToolContext) -> None:
+    assert _search(ctx, "tests for discount rate")[0] == "tests/test_discount.py"
+    assert _search(ctx, "discount rate documentation")[0] == "docs/discount.rst"
+    assert _search(ctx, "discount rate", glob="*.rst") == ["docs/discount.rst"]
+    assert _search(ctx, "discount rate tests/*.py") == ["tests/test_discount.py"]
+
+
+def test_an_empty_result_says_what_was_tried(ctx: ToolContext) -> None:
+    obs = SearchCode().run(SearchCode.args_model(query="zzqx frobnicator"), ctx)
+    assert obs.ok and not _TITLE.findall(obs.output)
+    assert "no code matches 'zzqx frobnicator'" in obs.output
+    assert "Searched for the terms zzqx, frobnicator" in obs.output
+    assert "Try a broader query" in obs.output
+    obs = SearchCode().run(SearchCode.args_model(query="discount", glob="*.go"), ctx)
+    assert "Only paths matching '*.go' were kept" in obs.output
+    obs = SearchCode().run(SearchCode.args_model(query="the of and"), ctx)
+    assert "no searchable words" in obs.output
+
+
+def test_a_file_changed_since_indexing_is_shown_as_it_is_now(ctx: ToolContext) -> None:
+    assert _search(ctx, "refund invoice")[0] == "billing/refund.py"
+    # Changed behind the index's back (no notify): the shown file is hash-checked.
+    ctx.workspace.write("billing/refund.py",
+                        b"# moved down\n\n\ndef refund_invoice(invoice):\n    return 0\n")
+    obs = SearchCode().run(SearchCode.args_model(query="refund invoice"), ctx)
+    assert obs.output.startswith("billing/refund.py:4-5 (refund_invoice)")
+    assert "     5│     return 0" in obs.output
