@@ -14,6 +14,7 @@ from typing import Annotated, Any, get_args
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from codeloop.events.admin import AdminActionRecorded, SpendAlertRaised
 from codeloop.events.base import (
     INTERRUPTED_MARKER,
     SCHEMA_VERSION,
@@ -109,7 +110,9 @@ KnownEvent = Annotated[
     | ReviewDecided
     | CommitMessageWritten
     | BranchCommitted
-    | PullRequestOpened,
+    | PullRequestOpened
+    | AdminActionRecorded
+    | SpendAlertRaised,
     Field(discriminator="type"),
 ]
 
@@ -155,6 +158,7 @@ class StoredEvent:
 __all__ = [
     "INTERRUPTED_MARKER",
     "SCHEMA_VERSION",
+    "AdminActionRecorded",
     "ApprovalGiven",
     "ApprovalRequested",
     "AuxiliaryModelCall",
@@ -191,6 +195,7 @@ __all__ = [
     "SessionResumed",
     "SessionStarted",
     "SettingsOverridden",
+    "SpendAlertRaised",
     "StepStatus",
     "StoredEvent",
     "SystemNote",

@@ -8,18 +8,23 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi import status as http_status
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from codeloop.config import Settings
 from codeloop.errors import CodeloopError, SessionNotFound
 from codeloop.events import StoredEvent
 from codeloop.private_paths import private_dir
-from codeloop.server.auth import TokenStore, visible_owners
+from codeloop.server.access import Refused
+from codeloop.server.admin import Admin
+from codeloop.server.admin_api import add_admin_routes
+from codeloop.server.auth import TokenStore
+from codeloop.server.deps import Unauthorized, User
+from codeloop.server.guard import Guard
 from codeloop.server.notify import Notifier, NotifyingStore
+from codeloop.server.ratelimit import RateLimiter
 from codeloop.server.roots import RepoNotAllowed
 from codeloop.server.schemas import (
     ApplyOut,
@@ -42,35 +47,20 @@ from codeloop.server.service import (
     SessionService,
     plan_dict,
 )
+from codeloop.server.tenants import TenantStore
 from codeloop.session.resume import remembered_rules, session_settings
 from codeloop.session.routing_state import usage_rows
 from codeloop.session.state import SessionState
 from codeloop.session.store import SessionRow
 
 STATIC = Path(__file__).parent / "static"
-_bearer = HTTPBearer(auto_error=False, description="A token from <data_dir>/server-token or "
-                                                   "<data_dir>/tokens.json")
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Message, "description": "Missing or unknown token"},
     403: {"model": Message, "description": "The repository is outside the allowed roots"},
     404: {"model": Message, "description": "No such session (or not yours)"},
     409: {"model": Message, "description": "Not possible in the session's current state"},
+    429: {"model": Message, "description": "Over a tenant's rate or usage limit (see Retry-After)"},
 }
-
-
-def current_user(
-    request: Request,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str:
-    """The user whose bearer token the request carries."""
-    tokens: TokenStore = request.app.state.tokens
-    user = tokens.user_for(creds.credentials) if creds else None
-    if user is None:
-        raise _Unauthorized()
-    return user
-
-
-User = Annotated[str, Depends(current_user)]
 
 
 def event_out(stored: StoredEvent) -> dict[str, Any]:
@@ -118,8 +108,11 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
     notifier = Notifier()
     store = NotifyingStore(data_dir / "events.sqlite", notifier)
     roots = list(allowed_roots) if allowed_roots is not None else [Path.cwd()]
+    admin = Admin(TenantStore(data_dir), tokens)
+    admin.migrate()  # tokens made before tenants: members of the default tenant
+    guard = Guard(admin.tenants, store)
     service = SessionService(data_dir, store, roots, model_factory, per_user=per_user,
-                             max_workers=max_workers, defaults=defaults)
+                             max_workers=max_workers, defaults=defaults, guard=guard)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -133,16 +126,22 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
                   description="Run, watch, approve and review codeloop sessions.")
     app.state.service = service
     app.state.tokens = tokens
+    app.state.limiter = RateLimiter()
 
     @app.exception_handler(CodeloopError)
     async def _codeloop_error(_: Request, exc: CodeloopError) -> JSONResponse:
+        if isinstance(exc, Refused):
+            detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
+            headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+            return JSONResponse({"detail": detail}, status_code=exc.http_status,
+                                headers=headers)
         code = (404 if isinstance(exc, SessionNotFound) else 409 if isinstance(exc, Conflict)
                 else 403 if isinstance(exc, RepoNotAllowed) else 400)
         detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
         return JSONResponse({"detail": detail}, status_code=code)
 
-    @app.exception_handler(_Unauthorized)
-    async def _unauthorized(_: Request, __: _Unauthorized) -> JSONResponse:
+    @app.exception_handler(Unauthorized)
+    async def _unauthorized(_: Request, __: Unauthorized) -> JSONResponse:
         return JSONResponse({"detail": "missing or unknown bearer token"}, status_code=401,
                             headers={"WWW-Authenticate": "Bearer"})
 
@@ -154,8 +153,9 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
 
     @app.get("/whoami", responses=_ERRORS, tags=["auth"])
     async def whoami(user: User) -> dict[str, str]:
-        """The user the token belongs to."""
-        return {"user": user}
+        """The user the token belongs to, their tenant and role (`operator`: the server's)."""
+        who = guard.access.principal(user)
+        return {"user": user, "tenant": who.tenant or "", "role": who.role}
 
     @app.post("/sessions", status_code=http_status.HTTP_201_CREATED, responses=_ERRORS,
               tags=["sessions"])
@@ -173,7 +173,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         """Your sessions (for the admin also the command line's), newest first, optionally
         only those with a status."""
         return [_session_out(service, r)
-                for r in store.sessions(owner=visible_owners(user), status=status)]
+                for r in store.sessions(owner=guard.visible_owners(user), status=status)]
 
     @app.get("/sessions/{session_id}", responses=_ERRORS, tags=["sessions"])
     async def get_session(session_id: str, user: User) -> SessionDetail:
@@ -275,11 +275,8 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         service.reject(session_id, user, body.feedback)
         return _session_out(service, service.owned(session_id, user))
 
+    add_admin_routes(app, admin, guard)
     return app
-
-
-class _Unauthorized(Exception):
-    """No valid bearer token on the request."""
 
 
 async def _tail(websocket: WebSocket, store: NotifyingStore, notifier: Notifier,
