@@ -10,16 +10,16 @@ from pathlib import Path
 from codeloop.config import Settings
 from codeloop.events import SpendAlertRaised
 from codeloop.server.access import Access, Forbidden
-from codeloop.server.notify import NotifyingStore
 from codeloop.server.quotas import admit
 from codeloop.server.tenants import TenantStore
 from codeloop.server.usage import UsageMeter
+from codeloop.session.store import EventStore
 
 log = logging.getLogger(__name__)
 
 
 class Guard:
-    def __init__(self, tenants: TenantStore, store: NotifyingStore) -> None:
+    def __init__(self, tenants: TenantStore, store: EventStore) -> None:
         self.access = Access(tenants)
         self.meter = UsageMeter(store, self.access)
         self.store = store

@@ -18,8 +18,7 @@ from datetime import UTC, datetime
 
 from codeloop.events import AuxiliaryModelCall, ModelCallFinished, SpendAlertRaised
 from codeloop.server.access import Access
-from codeloop.server.notify import NotifyingStore
-from codeloop.session.store import LOCAL_OWNER, SessionRow
+from codeloop.session.store import LOCAL_OWNER, EventStore, SessionRow
 
 SERVER_TENANT = "_server"
 ALERT_FACTOR = 2.0
@@ -73,7 +72,7 @@ class UsageRow:
 
 
 class UsageMeter:
-    def __init__(self, store: NotifyingStore, access: Access) -> None:
+    def __init__(self, store: EventStore, access: Access) -> None:
         self.store = store
         self.access = access
         self._sessions: dict[str, _SessionSums] = {}
