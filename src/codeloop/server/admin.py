@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from codeloop.events import AdminActionRecorded
 from codeloop.server.access import Access, Forbidden, Principal
 from codeloop.server.auth import RESERVED_USERS, TokenStore, fingerprint
@@ -61,7 +63,12 @@ class Admin:
         """Change some of the tenant's limits (a None value removes the limit)."""
         self._operator(who, "change a tenant's policy")
         old = self.tenants.policy(tenant)
-        new = TenantPolicy.model_validate({**old.model_dump(), **changes})
+        try:
+            new = TenantPolicy.model_validate({**old.model_dump(), **changes})
+        except ValidationError as exc:
+            raise TenantError(f"bad policy for tenant {tenant!r}: {exc.errors()[0]['msg']} "
+                              f"({'.'.join(map(str, exc.errors()[0]['loc']))})",
+                              f"limits are: {', '.join(TenantPolicy.model_fields)}") from exc
         self.tenants.set_policy(tenant, new)
         before, after = old.model_dump(), new.model_dump()
         changed = {k: {"from": before[k], "to": after[k]} for k in after if before[k] != after[k]}
