@@ -132,7 +132,7 @@ def set_policy(
 def user(
     name: Annotated[str, typer.Argument(help="The user.")],
     tenant: Annotated[str, typer.Option("--tenant", metavar="NAME", help="Their tenant.")],
-    role: Annotated[str, typer.Option(help="admin, member or viewer.")] = "member",
+    role: Annotated[str, typer.Option(help="Their role: admin, member or viewer.")] = "member",
     data: DataDir = None,
 ) -> None:
     """Add a user to a tenant with a role, or change it; `codeloop token USER` then makes

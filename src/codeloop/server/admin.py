@@ -112,6 +112,9 @@ class Admin:
 
     def describe(self, who: Principal, tenant: str) -> dict[str, Any]:
         self.may_read(who, tenant)
+        # Token fingerprints are for those who can revoke them.
+        admin = who.is_operator or who.role == "admin"
         return {"name": tenant, "policy": self.tenants.policy(tenant).model_dump(),
-                "users": [{"user": m.user, "role": m.role, "tokens": self.tokens.tokens_of(m.user)}
+                "users": [{"user": m.user, "role": m.role,
+                           "tokens": self.tokens.tokens_of(m.user) if admin else []}
                           for m in self.tenants.members(tenant)]}
