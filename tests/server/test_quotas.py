@@ -37,6 +37,10 @@ def test_models_budget_and_daily_limits_are_refused_by_name(tmp_path: Path) -> N
                              json={"task": "x", "repo": str(repo),
                                    "model": f"scripted:{allowed}"})
         assert 0 < int(over.headers["Retry-After"]) <= 24 * 3600
+        # Nor does a finished session run again on feedback once the day is spent.
+        alice.refused("POST", f"/sessions/{sid}/reject", 429, "max_usd_per_day",
+                      json={"feedback": "more"})
+        assert alice.ok("GET", f"/sessions/{sid}")["status"] == "finished"
         # Room left today lowers the next session's budget to what is left.
         operator.ok("PATCH", "/tenants/acme/policy", json={"max_usd_per_day": spent + 0.25})
         sid2 = alice.start(repo, allowed)

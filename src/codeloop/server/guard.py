@@ -10,7 +10,7 @@ from pathlib import Path
 from codeloop.config import Settings
 from codeloop.events import SpendAlertRaised
 from codeloop.server.access import Access, Forbidden
-from codeloop.server.quotas import admit
+from codeloop.server.quotas import admit, daily_room
 from codeloop.server.tenants import TenantStore
 from codeloop.server.usage import UsageMeter
 from codeloop.session.store import EventStore
@@ -45,6 +45,12 @@ class Guard:
         running = sum(1 for r in self.store.sessions(owner=owners) if r.status == "running")
         return admit(who, self.access.tenants.policy(who.tenant), settings, asked_cost,
                      running, self.meter.today(who.tenant))
+
+    def check_day(self, owner: str) -> None:
+        """Refuse to run the owner's session again once their tenant's day is used up."""
+        who = self.access.principal(owner)
+        if who.tenant is not None:
+            daily_room(who, self.access.tenants.policy(who.tenant), self.meter.today(who.tenant))
 
     def after_run(self, owner: str) -> SpendAlertRaised | None:
         """Look at the owner's tenant's spend once a run stops; an alert is logged too."""

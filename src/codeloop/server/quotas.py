@@ -61,24 +61,32 @@ def admit(who: Principal, policy: TenantPolicy, settings: Settings, asked_cost: 
         raise QuotaExceeded(f"tenant {tenant!r} already runs {running} sessions (max_concurrent_"
                             f"sessions: {policy.max_concurrent_sessions})",
                             "wait for one to finish, pause or cancel one", status=429)
+    cost_left, tokens_left = daily_room(who, policy, today, now)
+    lowered = budgets.model_copy(update={"max_cost_usd": min(cost_cap, cost_left),
+                                         "max_tokens": min(budgets.max_tokens, tokens_left)})
+    return settings.model_copy(update={"budgets": lowered})
+
+
+def daily_room(who: Principal, policy: TenantPolicy, today: Sums,
+               now: float | None = None) -> tuple[float, int]:
+    """The dollars and tokens the tenant has left today, or QuotaExceeded (429, Retry-After
+    until midnight UTC) when either is used up."""
+    tenant = who.tenant
     now = time.time() if now is None else now
     until_midnight = max(1, int(day_start(now) + DAY_S - now))
-    tokens_cap = budgets.max_tokens
+    cost_left, tokens_left = float("inf"), 2**62
     if policy.max_usd_per_day is not None:
-        left = policy.max_usd_per_day - today.cost_usd
-        if left <= 0:
+        cost_left = policy.max_usd_per_day - today.cost_usd
+        if cost_left <= 0:
             raise QuotaExceeded(f"tenant {tenant!r} spent ${today.cost_usd:.4f} today (max_usd_"
                                 f"per_day: ${policy.max_usd_per_day:g})",
                                 "the limit resets at midnight UTC", status=429,
                                 retry_after=until_midnight)
-        cost_cap = min(cost_cap, left)
     if policy.max_tokens_per_day is not None:
-        left_tokens = policy.max_tokens_per_day - today.tokens
-        if left_tokens <= 0:
+        tokens_left = policy.max_tokens_per_day - today.tokens
+        if tokens_left <= 0:
             raise QuotaExceeded(f"tenant {tenant!r} used {today.tokens} tokens today (max_tokens_"
                                 f"per_day: {policy.max_tokens_per_day})",
                                 "the limit resets at midnight UTC", status=429,
                                 retry_after=until_midnight)
-        tokens_cap = min(tokens_cap, left_tokens)
-    lowered = budgets.model_copy(update={"max_cost_usd": cost_cap, "max_tokens": tokens_cap})
-    return settings.model_copy(update={"budgets": lowered})
+    return cost_left, tokens_left

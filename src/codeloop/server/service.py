@@ -241,6 +241,7 @@ class SessionService:
         if state.pending_approvals:
             raise Conflict(f"session {row.id} waits for an approval",
                            "approve or deny the pending call or plan")
+        self.guard.check_day(row.owner)
         self.pool.submit(row.id, row.owner)
 
     # -- approvals --------------------------------------------------------------------------
@@ -324,6 +325,7 @@ class SessionService:
         """Send the result back: the feedback is the agent's next instruction; it runs on."""
         row = self.acting(session_id, user, "reject results")
         self._idle(row, "reject it")
+        self.guard.check_day(row.owner)
         self.store.append(row.id, [
             UserMessage(text=f"The reviewer rejected the result: {feedback}", source="review"),
             ReviewDecided(action="reject", feedback=feedback),
