@@ -5,6 +5,7 @@ tenant's limits. Built from the tenant store and the event store."""
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 from codeloop.config import Settings
@@ -23,6 +24,7 @@ class Guard:
         self.access = Access(tenants)
         self.meter = UsageMeter(store, self.access)
         self.store = store
+        self.admission = threading.Lock()
 
     def visible_owners(self, user: str) -> tuple[str, ...]:
         return self.access.visible_owners(user)

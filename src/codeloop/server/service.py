@@ -130,13 +130,16 @@ class SessionService:
         if budgets:
             flags["budgets"] = budgets
         settings = self._settings(repo, flags, budgets)
-        settings = self.guard.admit(user, settings, budgets.get("max_cost_usd"))
         if not (settings.model or settings.models.coder):
             raise CodeloopError("no model given for the session",
                                 "pass \"model\": \"PROVIDER:MODEL\" (or scripted:FILE)")
-        # Every role's model is made now, so a bad one fails the request, not the run.
-        main = make_role_models(settings, self.model_factory).primary("coder")
-        return start_session(self.store, task, repo, settings, main.name, owner=user)
+        # Checked and recorded under one lock: two requests at once cannot both take the
+        # tenant's last free session.
+        with self.guard.admission:
+            settings = self.guard.admit(user, settings, budgets.get("max_cost_usd"))
+            # Every role's model is made now, so a bad one fails the request, not the run.
+            main = make_role_models(settings, self.model_factory).primary("coder")
+            return start_session(self.store, task, repo, settings, main.name, owner=user)
 
     def _settings(self, repo: Path, flags: dict[str, Any], budgets: dict[str, Any]) -> Settings:
         """The server's default settings (or the usual layers when it has none) plus the request."""
