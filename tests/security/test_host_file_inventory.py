@@ -278,6 +278,7 @@ ALLOWED: dict[str, str] = {
     "codeloop.session.setup:check_repo:*.is_dir": "user: the --repo root itself",
     "codeloop.session.store:SQLiteEventStore._conn:sqlite3.connect": "ours: events.sqlite",
     "codeloop.session.store_pg:PostgresEventStore.__init__:*.open": "ours: opens the PostgreSQL connection pool, no file",
+    "codeloop.server.tenants:TenantStore._conn:sqlite3.connect": "ours: tenants.sqlite in the data dir",
     "codeloop.server.auth:TokenStore.__init__:*.exists": "ours: token files in the data dir",
     "codeloop.server.auth:TokenStore._users:*.exists": "ours: token files in the data dir",
     "codeloop.server.auth:TokenStore._users:*.read_text": "ours: token files in the data dir",

@@ -189,7 +189,7 @@ def test_users_cannot_see_or_touch_each_others_sessions(
     admin = serve()
     alice = Api(admin.client, TokenStore(data_dir).create("alice"))
     bob = Api(admin.client, TokenStore(data_dir).create("bob"))
-    assert alice.ok("get", "/whoami") == {"user": "alice"}
+    assert alice.ok("get", "/whoami") == {"user": "alice", "tenant": "default", "role": "member"}
     sid = alice.create(repo, write_script(tmp_path / "a.json", _ask_script()),
                        approval_mode="auto-edit")
     [pending] = alice.wait_status(sid, "waiting_approval")["pending_approvals"]

@@ -16,7 +16,7 @@ def test_openapi_is_valid_and_complete(serve: Callable[..., Api]) -> None:
     validate(spec)
     routes = [r for r in api.client.app.routes  # type: ignore[attr-defined]
               if isinstance(r, APIRoute) and r.include_in_schema]
-    assert len(routes) == 18  # 15 for sessions and auth; healthz, readyz, metrics
+    assert len(routes) == 24 + 3 + 1 + 7  # sessions, auth, tenants; ops; trajectory; memory
     for route in routes:
         for method in route.methods:
             assert method.lower() in spec["paths"][route.path_format], (method, route.path)

@@ -29,7 +29,7 @@ def test_serve_binds_loopback_and_serves_page_and_api(tmp_path: Path) -> None:
         assert "<title>codeloop</title>" in httpx.get(base).text
         assert httpx.get(base + "sessions").status_code == 401
         who = httpx.get(base + "whoami", headers={"Authorization": f"Bearer {token}"})
-        assert who.json() == {"user": "admin"}
+        assert who.json() == {"user": "admin", "tenant": "", "role": "operator"}
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -16,6 +16,7 @@ from codeloop.config import data_dir as default_data_dir
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
 from codeloop.server.auth import TokenStore
+from codeloop.server.tenants import DEFAULT_TENANT
 
 console = terminal_console(soft_wrap=True)
 
@@ -114,9 +115,19 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def token(
         user: Annotated[str, typer.Argument(help="The user the new token belongs to.")],
+        tenant: Annotated[str | None, typer.Option(
+            "--tenant", metavar="NAME",
+            help="Put a new user in this tenant (default: the `default` tenant).")] = None,
+        role: Annotated[str, typer.Option(help="A new user's role: admin, member or "
+                                               "viewer.")] = "member",
         data: DataDir = None,
     ) -> None:
-        """Make a new API token for a user (each user sees only their own sessions)."""
-        store = TokenStore(data or default_data_dir())
-        print(store.create(user))
-        terminal_console(stderr=True).print(f"[dim]stored in {store.users_path} (mode 0600)[/]")
+        """Make a new API token for a user of a tenant (recorded in the audit log)."""
+        from codeloop.cli.tenant_cmds import cli_operator, open_admin
+
+        admin = open_admin(data)
+        if tenant is not None or not admin.tenants.known(user):
+            admin.set_member(cli_operator(), user, tenant or DEFAULT_TENANT, role)
+        print(admin.create_token(cli_operator(), user))
+        terminal_console(stderr=True).print(
+            f"[dim]stored in {admin.tokens.users_path} (mode 0600)[/]")

@@ -14,6 +14,7 @@ from typing import Annotated, Any, get_args
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from codeloop.events.admin import AdminActionRecorded, SpendAlertRaised
 from codeloop.events.base import (
     INTERRUPTED_MARKER,
     SCHEMA_VERSION,
@@ -134,7 +135,9 @@ KnownEvent = Annotated[
     | ReviewGiven
     | ExplorerStarted
     | ExplorerFinished
-    | SubagentToolCall,
+    | SubagentToolCall
+    | AdminActionRecorded
+    | SpendAlertRaised,
     Field(discriminator="type"),
 ]
 
@@ -180,6 +183,7 @@ class StoredEvent:
 __all__ = [
     "INTERRUPTED_MARKER",
     "SCHEMA_VERSION",
+    "AdminActionRecorded",
     "ApprovalGiven",
     "ApprovalRequested",
     "AuxiliaryModelCall",
@@ -228,6 +232,7 @@ __all__ = [
     "SessionResumed",
     "SessionStarted",
     "SettingsOverridden",
+    "SpendAlertRaised",
     "StepChecked",
     "StepStatus",
     "StoredEvent",

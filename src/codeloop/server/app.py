@@ -8,10 +8,9 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi import status as http_status
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from codeloop.config import Settings
@@ -19,10 +18,16 @@ from codeloop.errors import CodeloopError, SessionNotFound
 from codeloop.events import StoredEvent
 from codeloop.memory.records import MemoryNotFound
 from codeloop.private_paths import private_dir
-from codeloop.server.auth import TokenStore, visible_owners
+from codeloop.server.access import Refused
+from codeloop.server.admin import Admin
+from codeloop.server.admin_api import add_admin_routes
+from codeloop.server.auth import TokenStore
+from codeloop.server.deps import Unauthorized, User, current_user
+from codeloop.server.guard import Guard
 from codeloop.server.memory_api import memory_router
 from codeloop.server.notify import Notifier, live_store
 from codeloop.server.ops import add_ops_routes
+from codeloop.server.ratelimit import RateLimiter
 from codeloop.server.roots import RepoNotAllowed
 from codeloop.server.schemas import (
     ApplyOut,
@@ -46,6 +51,7 @@ from codeloop.server.service import (
     SessionService,
     plan_dict,
 )
+from codeloop.server.tenants import TenantStore
 from codeloop.session.export import logged_diff, trajectory
 from codeloop.session.resume import remembered_rules, session_settings
 from codeloop.session.role_budgets import role_budget_rows
@@ -58,29 +64,13 @@ from codeloop.telemetry.metrics import Metrics
 STATIC = Path(__file__).parent / "static"
 _VIEWER_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'")
-_bearer = HTTPBearer(auto_error=False, description="A token from <data_dir>/server-token or "
-                                                   "<data_dir>/tokens.json")
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Message, "description": "Missing or unknown token"},
     403: {"model": Message, "description": "The repository is outside the allowed roots"},
     404: {"model": Message, "description": "No such session (or not yours)"},
     409: {"model": Message, "description": "Not possible in the session's current state"},
+    429: {"model": Message, "description": "Over a tenant's rate or usage limit (see Retry-After)"},
 }
-
-
-def current_user(
-    request: Request,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str:
-    """The user whose bearer token the request carries."""
-    tokens: TokenStore = request.app.state.tokens
-    user = tokens.user_for(creds.credentials) if creds else None
-    if user is None:
-        raise _Unauthorized()
-    return user
-
-
-User = Annotated[str, Depends(current_user)]
 
 
 def event_out(stored: StoredEvent) -> dict[str, Any]:
@@ -132,8 +122,11 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
     metrics = Metrics(store)
     store.subscribe(metrics)
     roots = list(allowed_roots) if allowed_roots is not None else [Path.cwd()]
+    admin = Admin(TenantStore(data_dir), tokens)
+    admin.migrate()  # tokens made before tenants: members of the default tenant
+    guard = Guard(admin.tenants, store)
     service = SessionService(data_dir, store, roots, model_factory, per_user=per_user,
-                             max_workers=max_workers, defaults=defaults)
+                             max_workers=max_workers, defaults=defaults, guard=guard)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -153,16 +146,23 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
     app.state.service = service
     app.state.tokens = tokens
     app.state.metrics = metrics
+    app.state.limiter = RateLimiter()
 
     @app.exception_handler(CodeloopError)
     async def _codeloop_error(_: Request, exc: CodeloopError) -> JSONResponse:
-        code = (404 if isinstance(exc, SessionNotFound | MemoryNotFound) else 409 if isinstance(exc, Conflict)
+        if isinstance(exc, Refused):
+            detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
+            headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+            return JSONResponse({"detail": detail}, status_code=exc.http_status,
+                                headers=headers)
+        code = (404 if isinstance(exc, SessionNotFound | MemoryNotFound)
+                else 409 if isinstance(exc, Conflict)
                 else 403 if isinstance(exc, RepoNotAllowed) else 400)
         detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
         return JSONResponse({"detail": detail}, status_code=code)
 
-    @app.exception_handler(_Unauthorized)
-    async def _unauthorized(_: Request, __: _Unauthorized) -> JSONResponse:
+    @app.exception_handler(Unauthorized)
+    async def _unauthorized(_: Request, __: Unauthorized) -> JSONResponse:
         return JSONResponse({"detail": "missing or unknown bearer token"}, status_code=401,
                             headers={"WWW-Authenticate": "Bearer"})
 
@@ -181,8 +181,9 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
 
     @app.get("/whoami", responses=_ERRORS, tags=["auth"])
     async def whoami(user: User) -> dict[str, str]:
-        """The user the token belongs to."""
-        return {"user": user}
+        """The user the token belongs to, their tenant and role (`operator`: the server's)."""
+        who = guard.access.principal(user)
+        return {"user": user, "tenant": who.tenant or "", "role": who.role}
 
     @app.post("/sessions", status_code=http_status.HTTP_201_CREATED, responses=_ERRORS,
               tags=["sessions"])
@@ -200,7 +201,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         """Your sessions (for the admin also the command line's), newest first, optionally
         only those with a status."""
         return [_session_out(service, r)
-                for r in store.sessions(owner=visible_owners(user), status=status)]
+                for r in store.sessions(owner=guard.visible_owners(user), status=status)]
 
     @app.get("/sessions/{session_id}", responses=_ERRORS, tags=["sessions"])
     async def get_session(session_id: str, user: User) -> SessionDetail:
@@ -310,6 +311,7 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         return _session_out(service, service.owned(session_id, user))
 
     app.include_router(memory_router(current_user, service, data_dir, _ERRORS))
+    add_admin_routes(app, admin, guard)
     return app
 
 
@@ -320,10 +322,6 @@ def _trajectory(service: SessionService, row: SessionRow, user: str) -> dict[str
     except CodeloopError:  # the repository is gone: the log's own edits are what is left
         return trajectory(row, events, logged_diff(events), "log")
     return trajectory(row, events, text)
-
-
-class _Unauthorized(Exception):
-    """No valid bearer token on the request."""
 
 
 async def _tail(websocket: WebSocket, store: EventStore, notifier: Notifier,

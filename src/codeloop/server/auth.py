@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import os
@@ -78,6 +79,25 @@ class TokenStore:
         _write_private(self.users_path, json.dumps(users, indent=2) + "\n")
         return token
 
+    def users(self) -> list[str]:
+        """Every user holding a token in tokens.json."""
+        return sorted(set(self._users().values()))
+
+    def revoke(self, token_fingerprint: str) -> str:
+        """Remove the token with this fingerprint; returns its user."""
+        users = self._users()
+        found = [t for t in users if fingerprint(t) == token_fingerprint]
+        if not found:
+            raise TokenFileError(f"no token with fingerprint {token_fingerprint!r}",
+                                 "list them with `codeloop tenant show TENANT`")
+        user = users.pop(found[0])
+        _write_private(self.users_path, json.dumps(users, indent=2) + "\n")
+        return user
+
+    def tokens_of(self, user: str) -> list[str]:
+        """The fingerprints of the user's tokens."""
+        return [fingerprint(t) for t, u in self._users().items() if u == user]
+
     def user_for(self, token: str) -> str | None:
         """The user a token belongs to; comparisons are constant-time."""
         if not token:
@@ -90,3 +110,8 @@ class TokenStore:
             if hmac.compare_digest(token.encode(), known.encode()) and user != LOCAL_OWNER:
                 found = user
         return found
+
+
+def fingerprint(token: str) -> str:
+    """A short name for a token that can be shown and logged without revealing it."""
+    return hashlib.sha256(token.encode()).hexdigest()[:12]

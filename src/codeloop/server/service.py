@@ -27,9 +27,10 @@ from codeloop.llm.roles import make_role_models, make_router
 from codeloop.llm.types import Model
 from codeloop.planner.model import Plan
 from codeloop.policy import remember_rule
-from codeloop.server.auth import visible_owners
+from codeloop.server.guard import Guard
 from codeloop.server.pool import WorkerPool
 from codeloop.server.roots import RepoNotAllowed, allowed_repo, real_roots
+from codeloop.server.tenants import TenantStore
 from codeloop.session.cleanup import drop_view_index, end_run
 from codeloop.session.control import Control
 from codeloop.session.resume import session_settings
@@ -73,8 +74,10 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
 class SessionService:
     def __init__(self, data_dir: Path, store: EventStore, roots: Sequence[Path],
                  model_factory: ModelFactory | None = None, per_user: int = 2,
-                 max_workers: int = 16, defaults: Settings | None = None) -> None:
+                 max_workers: int = 16, defaults: Settings | None = None,
+                 guard: Guard | None = None) -> None:
         self.data_dir = data_dir
+        self.guard = guard or Guard(TenantStore(data_dir), store)
         self.roots = real_roots(roots)
         self.store = store
         self.model_factory: ModelFactory = model_factory or make_model
@@ -86,8 +89,14 @@ class SessionService:
     def owned(self, session_id: str, user: str) -> SessionRow:
         """The session if `user` may see it; others' sessions do not exist (404)."""
         row = self.store.get(session_id)
-        if row.owner not in visible_owners(user):
+        if row.owner not in self.guard.visible_owners(user):
             raise SessionNotFound(f"no session {session_id!r}")
+        return row
+
+    def acting(self, session_id: str, user: str, action: str) -> SessionRow:
+        """The session if `user` may see it and their role lets them `action` it (403)."""
+        row = self.owned(session_id, user)
+        self.guard.check_action(user, row.owner, action)
         return row
 
     def view(self, session_id: str, user: str) -> SessionView:
@@ -105,6 +114,7 @@ class SessionService:
         if str(repo) != row.repo:
             raise RepoNotAllowed(f"repository {row.repo} now resolves to {repo}",
                                  "start a new session on the repository's real path")
+        self.guard.check_repo(row.owner, repo)
         return repo
 
     # -- creating and running -------------------------------------------------------------
@@ -114,6 +124,7 @@ class SessionService:
                plan_approval: bool | None = None) -> str:
         """Record a new session (blocking: reads the repository); `pool.submit` runs it."""
         repo = allowed_repo(repo, self.roots)  # before anything reads from it
+        self.guard.check_repo(user, repo)
         flags: dict[str, Any] = {"model": model, "approval_mode": approval_mode,
                                  "plan_approval": plan_approval}
         if budgets:
@@ -122,9 +133,13 @@ class SessionService:
         if not (settings.model or settings.models.coder):
             raise CodeloopError("no model given for the session",
                                 "pass \"model\": \"PROVIDER:MODEL\" (or scripted:FILE)")
-        # Every role's model is made now, so a bad one fails the request, not the run.
-        main = make_role_models(settings, self.model_factory).primary("coder")
-        return start_session(self.store, task, repo, settings, main.name, owner=user)
+        # Checked and recorded under one lock: two requests at once cannot both take the
+        # tenant's last free session.
+        with self.guard.admission:
+            settings = self.guard.admit(user, settings, budgets.get("max_cost_usd"))
+            # Every role's model is made now, so a bad one fails the request, not the run.
+            main = make_role_models(settings, self.model_factory).primary("coder")
+            return start_session(self.store, task, repo, settings, main.name, owner=user)
 
     def _settings(self, repo: Path, flags: dict[str, Any], budgets: dict[str, Any]) -> Settings:
         """The server's default settings (or the usual layers when it has none) plus the request."""
@@ -166,6 +181,7 @@ class SessionService:
             final = runner.run()
         finally:
             end_run(runner.ctx)
+            self.guard.after_run(row.owner)
         if self.pool.closing and final.status == "paused" and not final.is_over:
             self.store.append(session_id, [SessionPaused(reason=SERVER_SHUTDOWN)])
 
@@ -196,7 +212,7 @@ class SessionService:
                            "pause it first, or wait for it to stop")
 
     def cancel(self, session_id: str, user: str) -> None:
-        row = self.owned(session_id, user)
+        row = self.acting(session_id, user, "cancel sessions")
         control = self.pool.control(row.id)
         if control is not None:
             control.stop.set()
@@ -208,7 +224,7 @@ class SessionService:
                                                    reason="cancelled by the user")])
 
     def pause(self, session_id: str, user: str) -> None:
-        row = self.owned(session_id, user)
+        row = self.acting(session_id, user, "pause sessions")
         control = self.pool.control(row.id)
         if control is not None:
             control.pause.set()
@@ -219,7 +235,7 @@ class SessionService:
         raise Conflict(f"session {row.id} is not running ({row.status})")
 
     def resume(self, session_id: str, user: str) -> None:
-        row = self.owned(session_id, user)
+        row = self.acting(session_id, user, "resume sessions")
         self._idle(row, "resume it")
         state = fold(self.store.read(row.id))
         if state.is_over:
@@ -228,6 +244,7 @@ class SessionService:
         if state.pending_approvals:
             raise Conflict(f"session {row.id} waits for an approval",
                            "approve or deny the pending call or plan")
+        self.guard.check_day(row.owner)
         self.pool.submit(row.id, row.owner)
 
     # -- approvals --------------------------------------------------------------------------
@@ -250,7 +267,7 @@ class SessionService:
 
     def decide(self, session_id: str, user: str, call_id: str, approved: bool, reason: str,
                remember: bool) -> None:
-        row = self.owned(session_id, user)
+        row = self.acting(session_id, user, "approve calls" if approved else "deny calls")
         self._idle(row, "answer an approval")
         state = fold(self.store.read(row.id))
         request = None if state.is_over else state.pending_approvals.get(call_id)
@@ -294,13 +311,13 @@ class SessionService:
         return workspace
 
     def apply(self, session_id: str, user: str) -> ApplyResult:
-        row = self.owned(session_id, user)
+        row = self.acting(session_id, user, "apply changes")
         result = self._reviewable(row).apply()
         self.store.append(row.id, [ReviewDecided(action="apply", files=result.applied)])
         return result
 
     def discard(self, session_id: str, user: str) -> None:
-        row = self.owned(session_id, user)
+        row = self.acting(session_id, user, "discard changes")
         workspace = self._reviewable(row)
         files = workspace.changed_files()
         drop_view_index(workspace)
@@ -309,8 +326,9 @@ class SessionService:
 
     def reject(self, session_id: str, user: str, feedback: str) -> None:
         """Send the result back: the feedback is the agent's next instruction; it runs on."""
-        row = self.owned(session_id, user)
+        row = self.acting(session_id, user, "reject results")
         self._idle(row, "reject it")
+        self.guard.check_day(row.owner)
         self.store.append(row.id, [
             UserMessage(text=f"The reviewer rejected the result: {feedback}", source="review"),
             ReviewDecided(action="reject", feedback=feedback),
