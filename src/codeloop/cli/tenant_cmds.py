@@ -21,7 +21,7 @@ from codeloop.server.auth import TokenStore
 from codeloop.server.guard import Guard
 from codeloop.server.tenants import TenantStore
 from codeloop.server.usage import DAY_S
-from codeloop.session.store import SQLiteEventStore
+from codeloop.session.stores import open_event_store
 
 console = terminal_console(soft_wrap=True)
 tenant_app = typer.Typer(help="Tenants (teams), their users and their limits.",
@@ -163,7 +163,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Calls, tokens and dollars per tenant, user, model and day, from the event log."""
         base = data or default_data_dir()
-        guard = Guard(open_admin(base).tenants, SQLiteEventStore(base / "events.sqlite"))
+        guard = Guard(open_admin(base).tenants, open_event_store(base))
         rows = guard.meter.rows(time.time() - (days - 1) * DAY_S, tenant=tenant, user=user)
         if json_out:
             _print_json([vars(r) for r in rows])
