@@ -6,7 +6,7 @@ generated tree of `--files` small Python files. Each target runs in its own subp
 peak RSS is that target's alone. The last line is one JSON object; its unprefixed keys are
 sympy's figures, `generated_*` the generated tree's.
 
-    PYTHONPATH=src python benchmarks/index_speed.py --files 100000
+    PYTHONPATH=src python benchmarks/index_speed.py --mirror MIRRORS/sympy+sympy/repo --instances DATA/swebench/instances.jsonl --files 100000
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SYMPY_MIRROR = Path("/work/.mirror/sympy+sympy/repo")
 SYMPY_COMMIT = "e950d313a9"
-INSTANCES = Path("/work/shared/data/swebench/instances.jsonl")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -263,9 +261,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=100_000, help="size of the generated tree")
     parser.add_argument("--iterations", type=int, default=200)
-    parser.add_argument("--mirror", type=Path, default=SYMPY_MIRROR)
+    parser.add_argument("--mirror", type=Path, required=True,
+                        help="sympy's bare mirror (MIRRORS/sympy+sympy/repo)")
     parser.add_argument("--commit", default=SYMPY_COMMIT)
-    parser.add_argument("--instances", type=Path, default=INSTANCES,
+    parser.add_argument("--instances", type=Path, required=True,
                         help="SWE-bench instances (JSON lines): sympy's issue texts as queries")
     parser.add_argument("--skip-generated", action="store_true")
     parser.add_argument("--skip-session", action="store_true",
@@ -273,6 +272,10 @@ def main() -> None:
     parser.add_argument("--child", choices=["sympy", "generated", "session"],
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if not (args.mirror / "HEAD").is_file():
+        parser.error(f"--mirror {args.mirror}: not a bare git repository")
+    if not args.instances.is_file():
+        parser.error(f"--instances {args.instances}: no such file")
     if args.child:
         child(args)
         return
