@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-APP_JS = Path(__file__).resolve().parents[2] / "src" / "codeloop" / "server" / "static" / "app.js"
+DOM_JS = Path(__file__).resolve().parents[2] / "src" / "codeloop" / "server" / "static" / "dom.js"
 NODE = shutil.which("node")
 
 
 def visible(texts: list[str]) -> list[str]:
-    source = APP_JS.read_text()
+    source = DOM_JS.read_text()
     found = re.search(r"^const HIDDEN = .*?^  `⟨U\+.*?\);$", source, re.S | re.M)
-    assert found, "app.js defines HIDDEN and visible"
+    assert found, "dom.js defines HIDDEN and visible"
     program = (found.group() + "\nconst input = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
                "\nprocess.stdout.write(JSON.stringify(input.map(visible)));")
     assert NODE is not None

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from codeloop.cli import main
+from codeloop.config import MemorySettings
 from codeloop.events import ModelCallFinished, UsageData
 from codeloop.session.store import SQLiteEventStore
-from tests.server.conftest import write_script
+from tests.server.conftest import DEFAULTS, write_script
 from tests.server.tenancy import add_user, tenant_server
 from tests.session.helpers import make_repo
 
@@ -88,7 +89,9 @@ def test_spend_over_twice_the_usual_hour_raises_one_alert(tmp_path: Path) -> Non
     repo = make_repo(tmp_path)
     script = write_script(tmp_path / "s.json")
     data = tmp_path / "data"
-    with tenant_server(data, [tmp_path]) as (base, operator):
+    # Each session costs the same only if none sees the last one's memories in its prompt.
+    same_prompts = DEFAULTS.model_copy(update={"memory": MemorySettings(enabled=False)})
+    with tenant_server(data, [tmp_path], defaults=same_prompts) as (base, operator):
         alice = add_user(base, operator, "acme", "alice", "member")
         bob = add_user(base, operator, "globex", "bob", "member")
         ann = add_user(base, operator, "acme", "ann", "admin")

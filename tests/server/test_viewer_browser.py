@@ -86,7 +86,8 @@ def test_uploaded_trajectory_in_the_served_viewer(tmp_path: Path, data_dir: Path
         thought = page.locator("#v-timeline .ev.thought").first
         expect(thought).to_contain_text("Reading the code.")
         expect(page.locator("#v-timeline .ev.verify").first).to_contain_text("verification")
-        context = page.locator("#v-timeline .ev.context")
+        # The session's own context build, and the one the test added (seq 1000).
+        context = page.locator("#v-timeline .ev.context[data-seq='1000']")
         expect(context).to_contain_text("context built")
         expect(context).to_contain_text("tokens 1234")
         expect(page.locator("#v-timeline .ev.other[data-type=brand_new_event]")).to_have_count(1)
