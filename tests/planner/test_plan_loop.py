@@ -54,7 +54,8 @@ def test_unattended_plan_pauses_then_an_approval_lets_the_work_go_on(tmp_path: P
     assert final.plan is not None and final.plan.approval == "approved"
     assert [s.status for s in final.plan.steps] == ["done", "done", "done"]
     assert "The plan is accepted" in model.requests[1].messages[-1].content
-    assert "[x] read: Read calc.py" in model.requests[2].messages[-2].content
+    # The progress note comes after the tool result (a context refresh may follow it).
+    assert any("[x] read: Read calc.py" in m.content for m in model.requests[2].messages[-3:])
     assert types(store, runner.session_id).count("plan_updated") == 2
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import Settings
+from codeloop.config import MemorySettings, Settings
 from codeloop.llm.openai_provider import OpenAIModel
 from codeloop.llm.router import ROLES, RoleModels, Router
 from codeloop.llm.scripted import ScriptedModel, Turn
@@ -63,7 +63,10 @@ def test_too_long_compacts_retries_once_then_falls_back(
     summariser = ScriptedModel([Turn(text="SUMMARY: big.txt was read")] * 5, name="small")
     router = Router(RoleModels({role: (summariser,) if role == "small" else chain
                                 for role in ROLES}))
-    cfg = Settings(verify_on_finish=False, context_tokens=200, context_wait_s=60)
+    # The window the provider names is tight: the tools are the loop's own (memory's
+    # remember/recall would take the room compaction needs).
+    cfg = Settings(verify_on_finish=False, context_tokens=200, context_wait_s=60,
+                   memory=MemorySettings(enabled=False))
     store = open_store(tmp_path / "data")
     sid = start_session(store, "fix add() in calc.py", repo, cfg, "gpt-primary")
     model = chain[0]

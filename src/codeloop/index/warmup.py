@@ -9,6 +9,7 @@ next session's view starts from a copy of it (`index.registry.open_index`).
 
 from __future__ import annotations
 
+import atexit
 import sqlite3
 import threading
 import time
@@ -130,6 +131,19 @@ class IndexWarmup:
                 self._after = cleanup
                 return
         cleanup()
+
+
+# How long a process that is exiting waits for an index thread still at work.
+EXIT_WAIT_S = 30.0
+
+
+@atexit.register
+def _finish_before_exit() -> None:
+    """Index threads still in native code (tree-sitter, the token encoder) when the
+    interpreter tears down can abort the process; an exiting process lets them finish."""
+    deadline = time.monotonic() + EXIT_WAIT_S
+    for warmup in list(_live):
+        warmup._thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def wait_for_warmups() -> None:

@@ -302,5 +302,7 @@ def context_feed(store: EventStore, session_id: str, repo: Path, settings: Setti
     warmup.start()
     # The first request is measured in tokens: its encoding loads (a second of CPU) while
     # the loop gets ready, not when the first model call is due.
-    threading.Thread(target=get_counter, daemon=True, name="codeloop-tokens").start()
+    # Not a daemon: a process that ends while the (C++) encoding loads aborted in its exit
+    # ("terminate called without an active exception"); it waits the second out instead.
+    threading.Thread(target=get_counter, name="codeloop-tokens").start()
     return feed
