@@ -10,9 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from scipy.stats import binomtest
-
 from codeloop.eval.records import Record
 
 BOOTSTRAP_RESAMPLES = 5000
@@ -57,6 +54,9 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
+    # Imported here: scipy.stats costs half a second, and every CLI start imports this module.
+    from scipy.stats import binomtest
+
     return float(binomtest(min(only_a, only_b), n, 0.5).pvalue)
 
 
@@ -65,6 +65,8 @@ def bootstrap_mean(diffs: list[float], seed: int = 0,
     """The mean of `diffs` with a 95% percentile bootstrap interval (seeded: reports repeat)."""
     if not diffs:
         return Interval(0.0, 0.0, 0.0)
+    import numpy as np
+
     values = np.asarray(diffs, dtype=float)
     rng = np.random.default_rng(seed)
     means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
