@@ -120,7 +120,7 @@ def test_the_token_stays_out_of_output_that_is_not_a_terminal(tmp_path: Path) ->
 
 def test_no_token_can_be_made_for_the_command_line_owner(tmp_path: Path) -> None:
     out = cli(tmp_path, "token", "local", "--data-dir", str(tmp_path / "data"))
-    assert out.returncode == 2 and "cannot make a token" in out.stderr
+    assert out.returncode == 2 and "'local' is reserved" in out.stderr
     tokens = tmp_path / "data" / "tokens.json"
     assert not tokens.exists() or "local" not in tokens.read_text()
 

@@ -24,7 +24,7 @@ from codeloop.events import (
 from codeloop.index import store as index_store
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
-from codeloop.index.warmup import IndexWarmup
+from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
 from codeloop.session import cleanup
@@ -257,11 +257,17 @@ def test_the_first_model_call_does_not_wait_for_a_slow_index(
             if len(self.requests) == 1:
                 release.set()  # the index finishes only after the model started working
                 assert opened.wait(30)
+            elif len(self.requests) == 2:
+                # The context is built on the index's thread once it opens; on a loaded
+                # machine that can outlast the turns left, so the third turn waits for it.
+                assert warmup[0].wait_done(30)
             return super().complete(request, on_delta)
 
+    warmup: list[IndexWarmup] = []
     model = Gated(ScriptedModel(script))
     runner = build_runner(store, sid, repo, cfg, model, base_dir=tmp_path / "data",
                           parts=RuntimeParts(index_opener=slow_opener))
+    warmup.append(runner.ctx.services[WARMUP_SERVICE])
     state = runner.run()
     assert state.status == "finished"
     first = model.requests[0].messages
