@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import secrets
 import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from codeloop.index.terms import terms
 from codeloop.memory import vectors
 from codeloop.memory.records import DEFAULT_TTL_S, Hit, Memory, MemoryNotFound, NewMemory
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
+from codeloop.sqlite_local import ThreadConnections
 
 MAX_QUERY_TERMS = 64
 # Words a task is phrased with whatever it is about, and English function words the code
@@ -131,7 +131,8 @@ class SQLiteMemoryStore:
     def __init__(self, path: Path, *, use_vectors: bool | None = None) -> None:
         self.path = path
         self.use_vectors = vectors.wanted() if use_vectors is None else use_vectors
-        self._local = threading.local()
+        # Freed pages are overwritten with zeros: a deleted memory leaves no text behind.
+        self._conns = ThreadConnections(path, ["secure_delete=ON"])
         try:
             # Memories quote what people said about their code: only their owner may read them.
             private_dir(path.parent)
@@ -147,16 +148,7 @@ class SQLiteMemoryStore:
             ) from exc
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                   check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            # Freed pages are overwritten with zeros: a deleted memory leaves no text behind.
-            conn.execute("PRAGMA secure_delete=ON")
-            self._local.conn = conn
-        return conn
+        return self._conns.get()
 
     # -- writing ----------------------------------------------------------------------------
 

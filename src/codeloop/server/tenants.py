@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codeloop.errors import CodeloopError, StoreError
 from codeloop.events import AdminActionRecorded, Event, SpendAlertRaised, parse_event_json
 from codeloop.private_paths import private_dir, private_file
+from codeloop.sqlite_local import ThreadConnections
 
 Role = Literal["admin", "member", "viewer"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -96,7 +96,7 @@ class TenantStore:
 
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / "tenants.sqlite"
-        self._local = threading.local()
+        self._conns = ThreadConnections(self.path)
         try:
             private_dir(data_dir)
             private_file(self.path)
@@ -109,13 +109,7 @@ class TenantStore:
                              "check the file's permissions and free disk space") from exc
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                   check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = conn
-        return conn
+        return self._conns.get()
 
     # -- tenants ----------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from codeloop.errors import SessionNotFound, StoreError
 from codeloop.events import Event, StoredEvent, parse_event_json
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
 from codeloop.session.store_append import plan_append, wire_message
+from codeloop.sqlite_local import ThreadConnections
 
 # The owner of the sessions the command line starts (the server's sessions name their user).
 LOCAL_OWNER = "local"
@@ -102,7 +103,7 @@ class SQLiteEventStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
+        self._conns = ThreadConnections(path)
         self._cond = threading.Condition()
         try:
             # The log holds every prompt, output and diff: only its owner may read it.
@@ -119,16 +120,7 @@ class SQLiteEventStore:
             ) from exc
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                   check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode loses at most the last transactions on power loss, never
-            # corrupts; a crash of our own process loses nothing.
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = conn
-        return conn
+        return self._conns.get()
 
     def create(self, session_id: str, owner: str = LOCAL_OWNER) -> None:
         now = time.time()
@@ -240,10 +232,7 @@ class SQLiteEventStore:
 
     def close(self) -> None:
         """Close this thread's connection (others close when their threads end)."""
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        self._conns.close()
 
     def set_owner(self, session_id: str, owner: str) -> None:
         self._conn().execute("UPDATE sessions SET owner = ? WHERE id = ?", (owner, session_id))
