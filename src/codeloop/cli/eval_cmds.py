@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from codeloop.cli.eval_output import OUTCOME_STYLE, option_directory, record_results
 from codeloop.cli.eval_report_cmds import register_reports
 from codeloop.cli.eval_suite_cmds import register_suite
 from codeloop.cli.options import deprecated
@@ -27,16 +28,6 @@ from codeloop.eval.swebench.harness import Bench
 from codeloop.eval.swebench.instances import load_instances
 
 console = terminal_console()
-OUTCOME_STYLE = {"resolved": "green", "not_resolved": "red", "env_unavailable": "yellow"}
-
-
-def _directory(path: Path, option: str) -> None:
-    """Make the directory an option names, or say plainly why it cannot be one."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CodeloopError(f"{option} {path}: cannot make this directory ({exc.strerror})",
-                            f"pass {option} a directory you can write to") from exc
 
 
 def _table(results: list[InstanceResult]) -> Table:
@@ -101,31 +92,14 @@ def swebench(
     for path, option in ((work_dir, "--work-dir"), (trajectories, "--trajectories"),
                          (out.parent if out else None, "--out")):
         if path is not None:
-            _directory(path, option)
+            option_directory(path, option)
     settings = load_settings()
     bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
                   rebuild_envs=rebuild_envs, sandbox=settings.sandbox)
     evaluation = Evaluation(bench, model_factory(model, settings), settings, work_dir, trajectories)
-    results: list[InstanceResult] = []
-    sink = out.open("w", encoding="utf-8") if out else None
-    try:
-        for inst in insts:
-            result = evaluation.check(inst) if validate_only else evaluation.one(inst)
-            results.append(result)
-            line = json.dumps(result.to_json())
-            if sink:
-                sink.write(line + "\n")
-                sink.flush()
-            if as_json:
-                print(line, flush=True)
-            else:
-                style = OUTCOME_STYLE[result.outcome]
-                console.print(Text.assemble(shown(result.instance_id), ": ",
-                                            (result.outcome, style), " ",
-                                            shown(result.reason[:120])))
-    finally:
-        if sink:
-            sink.close()
+    results = record_results(
+        (evaluation.check(inst) if validate_only else evaluation.one(inst) for inst in insts),
+        out, "w", as_json)
     summary = summarize(results)
     if as_json:
         print(json.dumps(summary), flush=True)

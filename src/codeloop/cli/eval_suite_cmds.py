@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
+from codeloop.cli.eval_output import option_directory, record_results
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
@@ -17,7 +17,6 @@ from codeloop.eval.suite.tasks import load_suite
 from codeloop.eval.swebench.evaluate import summarize
 
 console = terminal_console()
-OUTCOME_STYLE = {"resolved": "green", "not_resolved": "red", "env_unavailable": "yellow"}
 
 
 def run(
@@ -44,35 +43,14 @@ def run(
         if not tasks:
             raise CodeloopError("no task matches --task", "check the ids in the suite file")
     skip = recorded_ids(out, model)
-    try:
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        if work_dir is not None:
-            work_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CodeloopError(f"cannot make {exc.filename} ({exc.strerror})",
-                            "pass --out / --work-dir paths you can write to") from exc
+    for path, option in ((out.parent if out else None, "--out"), (work_dir, "--work-dir")):
+        if path is not None:
+            option_directory(path, option)
     if skip and not as_json:
         console.print(f"resuming: {len(skip)} tasks already recorded in {shown(out)}")
     settings = load_settings()
-    results = []
-    sink = out.open("a", encoding="utf-8") if out else None
-    try:
-        for result in run_suite(tasks, SuiteRun(model, settings, work_dir), workers, skip):
-            results.append(result)
-            line = json.dumps(result.to_json())
-            if sink:
-                sink.write(line + "\n")
-                sink.flush()
-            if as_json:
-                print(line, flush=True)
-            else:
-                console.print(Text.assemble(shown(result.instance_id), ": ",
-                                            (result.outcome, OUTCOME_STYLE[result.outcome]), " ",
-                                            shown(result.reason[:120])))
-    finally:
-        if sink:
-            sink.close()
+    results = record_results(run_suite(tasks, SuiteRun(model, settings, work_dir), workers, skip),
+                             out, "a", as_json)
     summary = {**summarize(results), "skipped": len(skip & {t.id for t in tasks})}
     if as_json:
         print(json.dumps(summary), flush=True)

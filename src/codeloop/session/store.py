@@ -14,7 +14,7 @@ from typing import Protocol
 from codeloop.errors import SessionNotFound, StoreError
 from codeloop.events import Event, StoredEvent, parse_event_json
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
-from codeloop.session.store_append import plan_append, wire_message
+from codeloop.session.store_append import plan_append, wait_for_append, wire_message
 from codeloop.sqlite_local import ThreadConnections
 
 # The owner of the sessions the command line starts (the server's sessions name their user).
@@ -238,16 +238,8 @@ class SQLiteEventStore:
         self._conn().execute("UPDATE sessions SET owner = ? WHERE id = ?", (owner, session_id))
 
     def wait(self, session_id: str, after_seq: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.get(session_id).last_seq > after_seq:
-                return True
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            # Appends from this process notify at once; other processes are seen by polling.
-            with self._cond:
-                self._cond.wait(min(remaining, 0.05))
+        return wait_for_append(lambda: self.get(session_id).last_seq, self._cond, after_seq,
+                               timeout)
 
     @staticmethod
     def _row(r: Iterable[object]) -> SessionRow:

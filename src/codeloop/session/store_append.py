@@ -4,6 +4,8 @@ and the check that makes a replayed append (same session, same seqs) a no-op."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -84,3 +86,18 @@ def plan_append(session_id: str, events: Sequence[Event], last_seq: int, after_s
 def wire_message(seq: int, kind: str, ts: float, data: str) -> str:
     """One streamed event as JSON, the stored event JSON spliced in unparsed."""
     return f'{{"seq":{int(seq)},"type":{json.dumps(kind)},"ts":{float(ts)!r},"event":{data}}}'
+
+
+def wait_for_append(last_seq: Callable[[], int], cond: threading.Condition, after_seq: int,
+                    timeout: float) -> bool:
+    """Whether the session's log passes `after_seq` within `timeout`. Appends from this
+    process notify `cond` at once; other processes' are seen by polling every 50 ms."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if last_seq() > after_seq:
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        with cond:
+            cond.wait(min(remaining, 0.05))

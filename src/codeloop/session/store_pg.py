@@ -17,7 +17,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from codeloop.errors import SessionNotFound, StoreError
 from codeloop.events import Event, StoredEvent, parse_event_json
 from codeloop.session.store import LOCAL_OWNER, SessionRow
-from codeloop.session.store_append import AppendPlan, plan_append, wire_message
+from codeloop.session.store_append import AppendPlan, plan_append, wait_for_append, wire_message
 
 CHANNEL = "codeloop_events"
 _COLUMNS = "id, owner, created, updated, task, repo, model, status, steps, cost_usd, last_seq"
@@ -197,17 +197,8 @@ class PostgresEventStore:
         return _row(rows[0])
 
     def wait(self, session_id: str, after_seq: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.get(session_id).last_seq > after_seq:
-                return True
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            # Appends from this process notify at once; other processes are seen by polling
-            # (the server listens on CHANNEL instead).
-            with self._cond:
-                self._cond.wait(min(remaining, 0.05))
+        return wait_for_append(lambda: self.get(session_id).last_seq, self._cond, after_seq,
+                               timeout)
 
     def ping(self) -> None:
         self._query("SELECT 1")
