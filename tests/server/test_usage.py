@@ -100,21 +100,21 @@ def test_spend_over_twice_the_usual_hour_raises_one_alert(tmp_path: Path) -> Non
         assert 0 < first < 0.05 and _alerts(operator) == []
         operator.ok("PATCH", "/tenants/acme/policy", json={"alert_floor_usd": 0})
         operator.ok("PATCH", "/tenants/globex/policy", json={"alert_floor_usd": 0})
-        # acme's usual hour (the median of its hours with spend) is a little over one such
-        # session; globex usually spends ten times as much.
-        _history(data, "alice", [first, first * 1.05, first * 1.1])
+        # acme's usual hour (the median of its hours with spend) is 1.3 such sessions;
+        # globex usually spends ten times as much. The first session can cost ~20% less than
+        # later ones (when the index is not built in time its context has no repository map),
+        # so two sessions (<= 2.2x) stay under 2x the usual hour (2.6x) and three go over it.
+        _history(data, "alice", [first * 1.25, first * 1.3, first * 1.35])
         _history(data, "bob", [first * 10] * 3)
         assert _alerts(operator) == []
 
         bob.wait(bob.start(repo, script), "finished")
-        # Sessions cost about the same (prompts differ by a few tokens): 2 stay under 2x
-        # the usual hour, the third goes over it.
         second = alice.wait(alice.start(repo, script), "finished")["cost_usd"]
         assert _alerts(operator) == []
         third = alice.wait(alice.start(repo, script), "finished")["cost_usd"]
         [alert] = _alerts(operator)
         assert alert["tenant"] == "acme" and alert["factor"] == 2
-        assert alert["usual_usd"] == pytest.approx(first * 1.05, rel=1e-3)
+        assert alert["usual_usd"] == pytest.approx(first * 1.3, rel=1e-3)
         assert alert["spend_usd"] == pytest.approx(first + second + third, abs=1e-6)
         assert alert["hour"] == time.strftime("%Y-%m-%dT%H", time.gmtime())
         alice.wait(alice.start(repo, script), "finished")
