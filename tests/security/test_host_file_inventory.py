@@ -278,6 +278,8 @@ ALLOWED: dict[str, str] = {
     "codeloop.session.setup:check_repo:*.is_dir": "user: the --repo root itself",
     "codeloop.sqlite_local:ThreadConnections.get:sqlite3.connect": "ours: the event, memory and tenant databases in the data dir",
     "codeloop.session.store_pg:PostgresEventStore.__init__:*.open": "ours: opens the PostgreSQL connection pool, no file",
+    "codeloop.memory.store_pg:PostgresMemoryStore.__init__:*.open": "ours: opens the PostgreSQL connection pool, no file",
+    "codeloop.memory.stems:_conn:sqlite3.connect": "ours: an in-memory SQLite (':memory:', no file) whose FTS5 stems terms",
     "codeloop.server.auth:TokenStore.__init__:*.exists": "ours: token files in the data dir",
     "codeloop.server.auth:TokenStore._users:*.exists": "ours: token files in the data dir",
     "codeloop.server.auth:TokenStore._users:*.read_text": "ours: token files in the data dir",
