@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codeloop.llm.scripted import Turn
 from codeloop.server.auth import TokenStore
 from tests.server.conftest import write_script
 from tests.server.tenancy import Client, add_user, tenant_server
 from tests.session.helpers import BUGGY, FIXED, TEST_CMD, call, make_repo, turn
+
+# Each test runs on SQLite files and on a shared PostgreSQL database.
+pytestmark = pytest.mark.usefixtures("tenant_backend")
 
 
 def _ask_script() -> list[Turn]:
