@@ -28,7 +28,7 @@ from codeloop.memory.store import (
     pick,
     query_terms,
 )
-from codeloop.session.store_pg import display_url
+from codeloop.session.store_pg import display_url, relaxed_commit
 
 # Concurrent first opens would race on CREATE TABLE IF NOT EXISTS; this lock orders them.
 _SCHEMA_LOCK = 0x636C6D656D6F7279  # "clmemory"
@@ -73,7 +73,8 @@ class PostgresMemoryStore(RankedRecall):
         self.use_vectors = vectors.wanted() if use_vectors is None else use_vectors
         self._pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False,
                                     kwargs={"autocommit": True}, timeout=timeout,
-                                    name="codeloop-memory")
+                                    configure=relaxed_commit if "synchronous_commit" not in url
+                                    else None, name="codeloop-memory")
         try:
             self._pool.open(wait=True, timeout=timeout)
             with self._pool.connection() as conn, conn.transaction():
@@ -167,45 +168,37 @@ class PostgresMemoryStore(RankedRecall):
         wanted = stems(query_terms(query))
         if not wanted:
             return {}
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                # One snapshot: the statistics and the matches agree.
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                docs = {int(n): list(s) for n, s in conn.execute(
-                    "SELECT m.n, m.stems FROM memories m "
-                    f"WHERE m.stems && %(q)s::text[] AND {_VISIBLE}",
-                    {**params, "q": wanted}).fetchall()}
-                if not docs:
-                    return {}
-                total_docs, total_tokens = conn.execute(
-                    "SELECT count(*), coalesce(sum(cardinality(stems)), 0) FROM memories"
-                ).fetchone() or (0, 0)
-                freq: dict[str, int] = dict(conn.execute(
-                    "SELECT u.t, (SELECT count(*) FROM memories WHERE stems @> ARRAY[u.t]) "
-                    "FROM unnest(%s::text[]) AS u(t)", (sorted(set(wanted)),)).fetchall())
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise StoreError(f"the PostgreSQL memory store at {display_url(self.url)} failed: "
-                             f"{exc}", "check that the database server runs") from exc
-        scores = bm25(wanted, docs, freq, int(total_docs), int(total_tokens))
+        # One statement (one snapshot, one round trip): the matches, and the statistics
+        # BM25 needs over every memory, as FTS5 keeps them.
+        rows = self._query(
+            "SELECT m.n, m.stems, s.docs, s.tokens, f.freq FROM memories m, "
+            "(SELECT count(*) AS docs, coalesce(sum(cardinality(stems)), 0) AS tokens "
+            " FROM memories) s, "
+            "(SELECT jsonb_object_agg(u.t, (SELECT count(*) FROM memories "
+            "  WHERE stems @> ARRAY[u.t])) AS freq FROM unnest(%(distinct)s::text[]) AS u(t)) f "
+            f"WHERE m.stems && %(q)s::text[] AND {_VISIBLE}",
+            {**params, "q": wanted, "distinct": sorted(set(wanted))})
+        if not rows:
+            return {}
+        _, _, total_docs, total_tokens, freq = rows[0]
+        scores = bm25(wanted, {int(n): list(s) for n, s, *_ in rows},
+                      {str(t): int(c) for t, c in freq.items()}, int(total_docs),
+                      int(total_tokens))
         best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
         return dict(best)
 
     def _semantic(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
-        self._backfill_vectors(params)
-        rows = self._query(f"SELECT m.n, m.vector FROM memories m WHERE m.vector IS NOT NULL "
-                           f"AND {_VISIBLE}", params)
-        return dict(vectors.ranked(vectors.encode([query])[0],
-                                   [(int(n), bytes(b)) for n, b in rows], limit))
-
-    def _backfill_vectors(self, params: dict[str, object]) -> None:
-        """Vectors for memories stored while embeddings were off."""
-        missing = self._query(f"SELECT m.n, m.text FROM memories m WHERE m.vector IS NULL "
-                              f"AND {_VISIBLE}", params)
-        if missing:
-            encoded = vectors.encode([str(t) for _, t in missing])
+        rows = self._query(f"SELECT m.n, m.vector, m.text FROM memories m WHERE {_VISIBLE}",
+                           params)
+        stored = [(int(n), bytes(v)) for n, v, _ in rows if v is not None]
+        missing = [(int(n), str(t)) for n, v, t in rows if v is None]
+        if missing:  # stored while embeddings were off
+            encoded = vectors.encode([t for _, t in missing])
             for (n, _), v in zip(missing, encoded, strict=True):
-                self._query("UPDATE memories SET vector = %s WHERE n = %s",
-                            (vectors.to_blob(v), int(n)))
+                blob = vectors.to_blob(v)
+                self._query("UPDATE memories SET vector = %s WHERE n = %s", (blob, n))
+                stored.append((n, blob))
+        return dict(vectors.ranked(vectors.encode([query])[0], stored, limit))
 
     def _rows(self, rowids: Iterable[int]) -> dict[int, Memory]:
         ids = list(rowids)

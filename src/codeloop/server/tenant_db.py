@@ -144,7 +144,7 @@ class PostgresTenantDb:
 
     shared = True
 
-    def __init__(self, url: str, *, max_size: int = 4, timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, max_size: int = 8, timeout: float = 10.0) -> None:
         import psycopg
         from psycopg_pool import ConnectionPool, PoolTimeout
 

@@ -86,6 +86,10 @@ class TenantStore:
         # New sessions are checked against the tenant's limits and recorded under this lock.
         self.admission = NamedLock(self.db, "admission")
 
+    def exclusive(self, name: str) -> NamedLock:
+        """A lock on `name` for the block: across processes when the database is shared."""
+        return NamedLock(self.db, name)
+
     def close(self) -> None:
         self.db.close()
 
