@@ -3,7 +3,7 @@
 store uses both, so a recall there finds and orders what the SQLite store would.
 
 The stems come from FTS5 itself (an in-memory table per thread and its `fts5vocab`), so the
-two stores can never disagree on a stem; a Python Porter stemmer would differ on edge cases.
+two stores cannot disagree on a stem, whatever the Porter implementation does at its edges.
 """
 
 from __future__ import annotations
