@@ -1,6 +1,7 @@
 """Long-term memory benchmark: recall quality, cross-user isolation and recall latency.
 
     PYTHONPATH=src python benchmarks/memory.py [--queries N --seed 19] [--no-vectors]
+        [--database-url postgresql://...|auto]
 
 Builds a labelled set in a temporary store: 6 repositories and 3 users; each user has one
 memory per topic on each repository (worded differently per user, with the repository's own
@@ -14,22 +15,32 @@ precision@3: the share of what came back (at most 3) that was expected, 0 for an
 answer (`precision_answered` leaves empty answers out); recall@3: the share of the expected memories in the top 3; a leak is any memory of
 another user (other than a team memory of the same repository) in an answer. Timings are
 the store's recall plus the fit, per query. The last line is one JSON object.
+
+With `--database-url` (an admin URL of a PostgreSQL server, or `auto` for a throw-away
+cluster on 127.0.0.1) the same set also runs on the PostgreSQL memory store, in a fresh
+database: the JSON adds `pg_recall_p50_ms`, `pg_recall_p95_ms` and `pg_precision_at_3`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.pg import fresh_database, postgres_server
+
 from codeloop.memory.records import NewMemory
-from codeloop.memory.store import SQLiteMemoryStore
+from codeloop.memory.store import MemoryStore, SQLiteMemoryStore
 from codeloop.memory.vectors import available
 from codeloop.session.memory_recall import recall
 
@@ -175,7 +186,7 @@ class Query:
     expected: frozenset[str]
 
 
-def populate(store: SQLiteMemoryStore, root: Path) -> tuple[dict[tuple[str, str, str], str],
+def populate(store: MemoryStore, root: Path) -> tuple[dict[tuple[str, str, str], str],
                                                              dict[str, Path]]:
     """Store every memory; returns id by (user, repo name or "", topic) and repo paths."""
     ids: dict[tuple[str, str, str], str] = {}
@@ -230,10 +241,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run(use_vectors: bool, count: int, seed: int) -> dict[str, object]:
+def sqlite_store(root: Path, use_vectors: bool) -> MemoryStore:
+    return SQLiteMemoryStore(root / "data" / "memory.sqlite", use_vectors=use_vectors)
+
+
+def run(use_vectors: bool, count: int, seed: int,
+        open_store: Callable[[Path, bool], MemoryStore] = sqlite_store) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        store = SQLiteMemoryStore(root / "data" / "memory.sqlite", use_vectors=use_vectors)
+        store = open_store(root, use_vectors)
         ids, paths = populate(store, root)
         owner = {mid: key[0] for key, mid in ids.items()}
         repo_of = {mid: str(paths[key[1]]) if key[1] else "" for key, mid in ids.items()}
@@ -269,9 +285,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--no-vectors", action="store_true",
                         help="BM25 only, even when the embeddings extra is installed")
+    parser.add_argument("--database-url", default="",
+                        help="also run on PostgreSQL: an admin URL of a server, or `auto`")
     args = parser.parse_args()
     modes = [False] if args.no_vectors or not available() else [True, False]
     results = [run(mode, args.queries, args.seed) for mode in modes]
+    pg = on_postgres(args.database_url, modes[0], args.queries, args.seed) \
+        if args.database_url else None
     for r in results:
         print(f"{'BM25 + embeddings' if r['vectors'] else 'BM25 only':>18}: "
               f"precision@3 {r['precision_at_3']:.3f}  recall@3 {r['recall_at_3']:.3f}  "
@@ -283,7 +303,36 @@ def main() -> None:
     if len(results) > 1:
         main_result["bm25_only"] = {k: results[1][k] for k in (
             "precision_at_3", "recall_at_3", "cross_user_leaks", "recall_p95_ms")}
+    if pg is not None:
+        print(f"{'PostgreSQL':>18}: precision@3 {pg['precision_at_3']:.3f}  "
+              f"leaks {pg['cross_user_leaks']}  p50 {pg['recall_p50_ms']:.2f} ms  "
+              f"p95 {pg['recall_p95_ms']:.2f} ms", file=sys.stderr)
+        main_result.update({"pg_precision_at_3": pg["precision_at_3"],
+                            "pg_cross_user_leaks": pg["cross_user_leaks"],
+                            "pg_recall_p50_ms": pg["recall_p50_ms"],
+                            "pg_recall_p95_ms": pg["recall_p95_ms"]})
     print(json.dumps(main_result))
+
+
+def on_postgres(admin_url: str, use_vectors: bool, count: int, seed: int) -> dict[str, object]:
+    """The same run on the PostgreSQL store, in a fresh database on the server."""
+    from codeloop.memory.store_pg import PostgresMemoryStore
+
+    with contextlib.ExitStack() as stack:
+        admin = (stack.enter_context(postgres_server(durable=True)) if admin_url == "auto"
+                 else admin_url)
+        url = stack.enter_context(fresh_database(admin))
+        opened: list[PostgresMemoryStore] = []
+
+        def open_pg(_root: Path, vectors: bool) -> MemoryStore:
+            opened.append(PostgresMemoryStore(url, use_vectors=vectors))
+            return opened[-1]
+
+        try:
+            return run(use_vectors, count, seed, open_pg)
+        finally:
+            for store in opened:
+                store.close()
 
 
 if __name__ == "__main__":

@@ -127,3 +127,24 @@ def test_run_recalls_into_the_prompt_and_no_memory_turns_it_off(tmp_path: Path) 
     assert CONVENTION not in off["system_prompt"]
     assert not {"remember", "recall"} & {t["name"] for t in off["tools"]}
     assert off["config"]["memory"]["enabled"] is False
+
+
+def test_with_a_database_url_memories_live_in_postgresql(tmp_path: Path, pg_url: str) -> None:
+    import psycopg
+
+    repo = make_repo(tmp_path)
+    marker = "wombatglyph"
+    pg = {"CODELOOP_DATABASE_URL": pg_url}
+    added = json.loads(cli(tmp_path, "memory", "add", f"the {marker} notes", "-C", str(repo),
+                           "--json", **pg).stdout)
+    listed = json.loads(cli(tmp_path, "memory", "list", "--all", "--json", **pg).stdout)
+    assert [m["id"] for m in listed] == [added["id"]]
+    assert marker.encode() not in _db_bytes(tmp_path)  # nothing went to memory.sqlite
+    assert _json(tmp_path, "memory", "list", "--all") == []  # ...which SQLite users see
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT id, owner, text FROM memories").fetchall()
+    assert rows == [(added["id"], "local", f"the {marker} notes")]
+    forgot = cli(tmp_path, "memory", "forget", added["id"], "--yes", "--json", **pg)
+    assert json.loads(forgot.stdout) == {"forgotten": [added["id"]]}
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)

@@ -1,9 +1,11 @@
 """Long-term memory in the loop: what one session learns reaches the next session's prompt
 on the same repository, for the same user only; `remember` is asked for in `ask` mode;
-`--no-memory` sessions have no memory section and no memory tools."""
+`--no-memory` sessions have no memory section and no memory tools. Each test runs on a SQLite
+event store (memory beside it) and on a PostgreSQL one (memory in the same database)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from codeloop.session.setup import (
     start_session,
 )
 from codeloop.session.state import fold
+from codeloop.session.stores import DATABASE_URL_ENV, database_url
 from tests.session.helpers import call, git, make_repo, turn
 
 REASON = "never pip install here; use the vendored copy under third_party/requests"
@@ -53,6 +56,20 @@ def run_session(tmp: Path, repo: Path, task: str, model: ScriptedModel, cfg: Set
     sid = start_session(store, task, repo, cfg, model.name, owner=owner)
     build_runner(store, sid, repo, cfg, model, base_dir=tmp / "data", parts=parts).run()
     return sid
+
+
+@pytest.fixture(autouse=True, params=["sqlite", "postgres"])
+def event_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                  ) -> Iterator[str]:
+    """Sessions (and so their memories) on SQLite files, or on a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        from codeloop.memory.store_pg import forget_open_memories
+
+        monkeypatch.setenv(DATABASE_URL_ENV, request.getfixturevalue("pg_url"))
+        yield request.param
+        forget_open_memories()  # before the database is dropped
+        return
+    yield request.param
 
 
 ASK = Settings(approval_mode="ask", verify_on_finish=False)
@@ -185,7 +202,8 @@ def test_an_episode_is_kept_at_the_end_and_recalled_for_a_similar_task(tmp_path:
 def test_a_plan_step_brings_its_memories_once_as_a_note(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     store = open_store(tmp_path / "data")
-    admin = open_admin(tmp_path / "data", "local", session_redactor(AUTO))
+    admin = open_admin(tmp_path / "data", "local", session_redactor(AUTO),
+                       database_url=database_url())
     note = admin.add("the changelog entry goes in docs/CHANGES.rst under Unreleased",
                      repo=repo)
     plan = {"summary": "fix add", "steps": [{"id": "s1", "title": "fix the sign in calc"},
@@ -232,6 +250,7 @@ def test_remember_refuses_tool_output_verbatim_and_secrets(tmp_path: Path,
     assert "of tool output verbatim" in errors[0]
     assert "contains a secret" in errors[1] and "hunter2" not in errors[1]
     assert results[2].ok  # type: ignore[union-attr]
-    admin = open_admin(tmp_path / "data", "local", session_redactor(AUTO))
+    admin = open_admin(tmp_path / "data", "local", session_redactor(AUTO),
+                       database_url=database_url())
     assert [m.text for m in admin.listing(repo, kind="fact")] == [
         "deploys go out on Tuesdays after the smoke tests"]

@@ -1,25 +1,36 @@
-"""The memory store on a real SQLite file: who sees what, and `forget` leaving no byte of a
-memory in the file (nor its WAL), FTS terms and vectors included."""
+"""The memory store, one suite for a real SQLite file and a real PostgreSQL database: who
+sees what, and `forget` leaving no byte of a memory in the store's files (SQLite's file and
+WAL; PostgreSQL's table, TOAST and index files), terms and vectors included."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from codeloop.memory.records import MemoryNotFound, NewMemory
-from codeloop.memory.store import SQLiteMemoryStore
+from codeloop.memory.store import MemoryStore
 from codeloop.memory.vectors import available
+from tests.memory.backends import memory_backend, stored_bytes
 
 SECRETISH = "zebracorn-quartz-vendored-wheelhouse"
+# Opens the backend's store (again: a fresh process sees what this one left).
+Opener = Callable[..., MemoryStore]
 
 
-def _store(tmp: Path, use_vectors: bool = False) -> SQLiteMemoryStore:
-    return SQLiteMemoryStore(tmp / "data" / "memory.sqlite", use_vectors=use_vectors)
+@pytest.fixture(params=["sqlite", "postgres"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    with memory_backend(request, tmp_path) as open_store:
+        yield open_store
 
 
-def _add(store: SQLiteMemoryStore, user: str, text: str, scope: str = "repo",
+def _store(opener: Opener, use_vectors: bool = False) -> MemoryStore:
+    return opener(use_vectors=use_vectors)
+
+
+def _add(store: MemoryStore, user: str, text: str, scope: str = "repo",
          repo: str = "/r/one", **kw: object) -> str:
     memory = store.add(NewMemory(user=user, kind="fact", scope=scope,  # type: ignore[arg-type]
                                  text=text, source="cli", repo=repo, **kw))  # type: ignore[arg-type]
@@ -27,13 +38,9 @@ def _add(store: SQLiteMemoryStore, user: str, text: str, scope: str = "repo",
     return memory.id
 
 
-def _file_bytes(path: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
-
-
 def test_recall_never_crosses_users_and_team_memories_stay_on_their_repo(
-        tmp_path: Path) -> None:
-    store = _store(tmp_path)
+        opener: Opener) -> None:
+    store = _store(opener)
     # One rare word in each, texts of one length: each visible memory scores the same.
     alice = _add(store, "alice", "flakyzeta note one")
     alice_user = _add(store, "alice", "flakyzeta note two", scope="user")
@@ -58,45 +65,44 @@ def test_recall_never_crosses_users_and_team_memories_stay_on_their_repo(
 
 
 @pytest.mark.parametrize("use_vectors", [False, *([True] if available() else [])])
-def test_forget_removes_it_from_recall_and_from_the_file(tmp_path: Path,
+def test_forget_removes_it_from_recall_and_from_the_file(opener: Opener,
                                                          use_vectors: bool) -> None:
-    store = _store(tmp_path, use_vectors)
+    store = _store(opener, use_vectors)
     keep = _add(store, "alice", "the cache is rebuilt nightly")
     gone = _add(store, "alice", f"vendored packages live in {SECRETISH}")
     assert {h.memory.id for h in store.recall("alice", "/r/one", SECRETISH, 5)} == {gone}
-    path = store.path
-    assert SECRETISH.encode() in _file_bytes(path)
+    assert SECRETISH.encode() in stored_bytes(store)
     # The FTS terms hold the parts of the word too: each must go.
     parts = [p.encode() for p in ("zebracorn", "quartz")]
-    assert all(p in _file_bytes(path) for p in parts)
+    assert all(p in stored_bytes(store) for p in parts)
 
     assert store.forget([gone], "alice") == [gone]
 
     assert gone not in {h.memory.id for h in store.recall("alice", "/r/one", SECRETISH, 5)}
     with pytest.raises(MemoryNotFound):
         store.get(gone, "alice")
-    on_disk = _file_bytes(path)
+    on_disk = stored_bytes(store)
     assert SECRETISH.encode() not in on_disk
-    assert not [p for p in parts if p in on_disk], "FTS terms of a forgotten memory remain"
+    assert not [p for p in parts if p in on_disk], "terms of a forgotten memory remain"
     assert store.get(keep, "alice").text == "the cache is rebuilt nightly"
     # ...and a fresh process sees the same.
-    again = SQLiteMemoryStore(path, use_vectors=use_vectors)
+    again = opener(use_vectors=use_vectors)
     assert [m.id for m in again.listing("alice")] == [keep]
 
 
-def test_an_expired_memory_is_not_recalled_and_is_deleted_on_open(tmp_path: Path) -> None:
-    store = _store(tmp_path)
+def test_an_expired_memory_is_not_recalled_and_is_deleted_on_open(opener: Opener) -> None:
+    store = _store(opener)
     short = _add(store, "alice", f"temporary note about {SECRETISH}", ttl_s=0.2)
     assert store.recall("alice", "/r/one", SECRETISH, 5)
     time.sleep(0.3)
     assert store.recall("alice", "/r/one", SECRETISH, 5) == []
     assert short not in {m.id for m in store.listing("alice")}
-    SQLiteMemoryStore(store.path, use_vectors=False)
-    assert SECRETISH.encode() not in _file_bytes(store.path)
+    again = opener(use_vectors=False)
+    assert SECRETISH.encode() not in stored_bytes(again)
 
 
-def test_query_text_is_never_fts_syntax(tmp_path: Path) -> None:
-    store = _store(tmp_path)
+def test_query_text_is_never_fts_syntax(opener: Opener) -> None:
+    store = _store(opener)
     mid = _add(store, "alice", "the NEAR operator of the search")
     for query in ('NEAR("a" "b")', "*", 'a" OR "', "terms:x", "^-(", ""):
         store.recall("alice", "/r/one", query, 3)  # no sqlite3.OperationalError

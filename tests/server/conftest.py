@@ -104,6 +104,21 @@ class Api:
         return list(self.ok("get", f"/sessions/{sid}/events", params={"after": after}))
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def tenant_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                   ) -> Iterator[str]:
+    """Run the test's servers and commands on SQLite files in the data directory, or with
+    CODELOOP_DATABASE_URL on a fresh PostgreSQL database (events, memory and tenants)."""
+    if request.param == "sqlite":
+        yield request.param
+        return
+    from codeloop.memory.store_pg import forget_open_memories
+
+    monkeypatch.setenv("CODELOOP_DATABASE_URL", request.getfixturevalue("pg_url"))
+    yield request.param
+    forget_open_memories()  # before the database is dropped
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path)

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.server.conftest import Gate, write_script
 from tests.server.tenancy import add_user, priced, tenant_server
 from tests.session.helpers import make_repo
+
+# Each test runs on SQLite files and on a shared PostgreSQL database.
+pytestmark = pytest.mark.usefixtures("tenant_backend")
 
 
 def test_models_budget_and_daily_limits_are_refused_by_name(tmp_path: Path) -> None:

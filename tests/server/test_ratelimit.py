@@ -1,20 +1,35 @@
-"""The sliding one-minute window and the usual hourly spend, with explicit clocks."""
+"""The sliding one-minute window (in memory, and shared in PostgreSQL) and the usual hourly
+spend, with explicit clocks."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from codeloop.events import ModelCallFinished
 from codeloop.server.access import Access
-from codeloop.server.ratelimit import RateLimiter
+from codeloop.server.ratelimit import Limiter, RateLimiter, SharedRateLimiter
 from codeloop.server.tenants import TenantPolicy, TenantStore
 from codeloop.server.usage import UsageMeter, hour_of
 from codeloop.session.store import SQLiteEventStore
 
 
-def test_window_slides_and_retry_after_counts_down() -> None:
-    limiter = RateLimiter()
+@pytest.fixture(params=["memory", "postgres"])
+def limiter(request: pytest.FixtureRequest) -> Iterator[Limiter]:
+    if request.param == "memory":
+        yield RateLimiter()
+        return
+    from codeloop.server.tenant_db import PostgresTenantDb
+
+    db = PostgresTenantDb(request.getfixturevalue("pg_url"))
+    yield SharedRateLimiter(db)
+    db.close()
+
+
+def test_window_slides_and_retry_after_counts_down(limiter: Limiter) -> None:
     assert [limiter.hit("t", 2, now=t) for t in (0.0, 10.0)] == [None, None]
     assert limiter.hit("t", 2, now=20.0) == 40, "the request at 0 leaves at 60"
     assert limiter.hit("t", 2, now=59.5) == 1

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from codeloop.llm.scripted import Turn
 from codeloop.server.auth import TokenStore
 from tests.server.conftest import write_script
 from tests.server.tenancy import Client, add_user, tenant_server
 from tests.session.helpers import BUGGY, FIXED, TEST_CMD, call, make_repo, turn
+
+# Each test runs on SQLite files and on a shared PostgreSQL database.
+pytestmark = pytest.mark.usefixtures("tenant_backend")
 
 
 def _ask_script() -> list[Turn]:
@@ -112,7 +117,8 @@ def test_another_tenants_root_and_sessions_are_closed(tmp_path: Path) -> None:
         alice.refused("GET", f"/sessions/{sid}/diff", 403, "outside tenant 'acme'")
 
 
-def test_tokens_made_before_tenants_keep_working_in_the_default_tenant(tmp_path: Path) -> None:
+def test_tokens_made_before_tenants_keep_working_in_the_default_tenant(
+        tmp_path: Path, tenant_backend: str) -> None:
     data = tmp_path / "data"
     old = TokenStore(data).create("olduser")
     repo = make_repo(tmp_path)
@@ -120,6 +126,9 @@ def test_tokens_made_before_tenants_keep_working_in_the_default_tenant(tmp_path:
         user = Client(base, old)
         assert user.ok("GET", "/whoami") == {"user": "olduser", "tenant": "default",
                                              "role": "member"}
+        if tenant_backend == "postgres":  # imported into the shared table, once
+            assert not (data / "tokens.json").exists()
+            assert (data / "tokens.json.imported").exists()
         sid = user.start(repo, write_script(tmp_path / "s.json"))
         assert user.wait(sid, "finished")["status"] == "finished"
         migrated = [e["event"] for e in operator.ok("GET", "/audit")

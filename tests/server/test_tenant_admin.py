@@ -14,6 +14,9 @@ from tests.server.conftest import write_script
 from tests.server.tenancy import Client, add_user, tenant_server
 from tests.session.helpers import make_repo
 
+# Each test runs on SQLite files and on a shared PostgreSQL database.
+pytestmark = pytest.mark.usefixtures("tenant_backend")
+
 
 def test_every_admin_action_is_audited(tmp_path: Path) -> None:
     with tenant_server(tmp_path / "data", [tmp_path]) as (base, operator):

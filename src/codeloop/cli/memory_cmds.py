@@ -21,6 +21,7 @@ from codeloop.memory.records import Memory, MemoryKind, Scope
 from codeloop.session.memory_admin import MemoryAdmin, MemoryFileError, open_admin
 from codeloop.session.setup import session_redactor
 from codeloop.session.store import LOCAL_OWNER
+from codeloop.session.stores import database_url
 
 console = terminal_console()
 memory_app = typer.Typer(help="Your long-term memories: conventions, corrections, episodes.",
@@ -32,7 +33,8 @@ IdsArg = Annotated[list[str], typer.Argument(help="Memory ids (or unique prefixe
 
 def _admin() -> MemoryAdmin:
     # The command line's sessions belong to the local owner: so do its memories.
-    return open_admin(data_dir(), LOCAL_OWNER, session_redactor(load_settings()))
+    return open_admin(data_dir(), LOCAL_OWNER, session_redactor(load_settings()),
+                      database_url=database_url())
 
 
 def _day(ts: float) -> str:

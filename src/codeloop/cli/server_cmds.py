@@ -130,4 +130,4 @@ def register(app: typer.Typer) -> None:
             admin.set_member(cli_operator(), user, tenant or DEFAULT_TENANT, role)
         print(admin.create_token(cli_operator(), user))
         terminal_console(stderr=True).print(
-            f"[dim]stored in {admin.tokens.users_path} (mode 0600)[/]")
+            f"[dim]stored in {admin.tokens.location}[/]")

@@ -21,7 +21,7 @@ from codeloop.server.auth import TokenStore
 from codeloop.server.guard import Guard
 from codeloop.server.tenants import TenantStore
 from codeloop.server.usage import DAY_S
-from codeloop.session.stores import open_event_store
+from codeloop.session.stores import database_url, open_event_store
 
 console = terminal_console(soft_wrap=True)
 tenant_app = typer.Typer(help="Tenants (teams), their users and their limits.",
@@ -34,7 +34,8 @@ TenantOpt = Annotated[str | None, typer.Option("--tenant", metavar="NAME",
 
 def open_admin(data: Path | None) -> Admin:
     base = data or default_data_dir()
-    admin = Admin(TenantStore(base), TokenStore(base))
+    tenants = TenantStore(base, database_url())
+    admin = Admin(tenants, TokenStore(base, tenants.db))
     admin.migrate()
     return admin
 

@@ -21,6 +21,7 @@ from codeloop.errors import StoreError
 from codeloop.index.terms import terms
 from codeloop.memory import vectors
 from codeloop.memory.records import DEFAULT_TTL_S, Hit, Memory, MemoryNotFound, NewMemory
+from codeloop.memory.stems import TOKENIZER
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
 from codeloop.sqlite_local import ThreadConnections
 
@@ -46,8 +47,8 @@ MIN_COSINE = 0.3
 
 
 class MemoryStore(Protocol):
-    """What sessions, the CLI and the server need of a memory store (SQLite now; a shared
-    PostgreSQL one would implement the same)."""
+    """What sessions, the CLI and the server need of a memory store (SQLite here, PostgreSQL
+    in store_pg.py)."""
 
     def add(self, new: NewMemory) -> Memory | None:
         """Store it; None when a capture with the same key is already stored."""
@@ -95,9 +96,9 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_owner ON memories(user, repo);
 CREATE INDEX IF NOT EXISTS memories_team ON memories(scope, repo);
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(terms, tokenize="porter unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(terms, tokenize="{TOKENIZER}");
 CREATE TABLE IF NOT EXISTS memory_vectors (n INTEGER PRIMARY KEY, vector BLOB NOT NULL);
-"""
+""".replace("{TOKENIZER}", TOKENIZER)
 _COLUMNS = ("id, user, kind, scope, text, source, repo, session_id, event_seq, created, "
             "last_used, ttl_s, uses")
 # Who sees what: a user's own memories of their scope, and a repository's team memories.
@@ -105,7 +106,7 @@ _VISIBLE = ("((m.user = :user AND (m.scope = 'user' OR (m.scope = 'repo' AND m.r
             " OR (m.scope = 'team' AND m.repo = :repo)) AND m.last_used + m.ttl_s > :now")
 
 
-def _memory(row: Sequence[object]) -> Memory:
+def memory_from_row(row: Sequence[object]) -> Memory:
     (mid, user, kind, scope, text, source, repo, sid, seq, created, used, ttl, uses) = row
     return Memory(id=str(mid), user=str(user), kind=kind, scope=scope,  # type: ignore[arg-type]
                   text=str(text), source=source, repo=str(repo),  # type: ignore[arg-type]
@@ -114,18 +115,80 @@ def _memory(row: Sequence[object]) -> Memory:
                   ttl_s=float(ttl), uses=int(uses))  # type: ignore[arg-type, call-overload]
 
 
+def query_terms(text: str) -> list[str]:
+    """The terms a recall searches for: the text's, once each, without the verbs every task
+    starts with."""
+    return [t for t in dict.fromkeys(terms(text)) if t not in QUERY_STOPWORDS][:MAX_QUERY_TERMS]
+
+
 def fts_query(text: str) -> str:
-    """An FTS5 query matching any of the text's terms (each quoted: never FTS syntax),
-    without the verbs every task starts with."""
-    unique = [t for t in dict.fromkeys(terms(text)) if t not in QUERY_STOPWORDS][:MAX_QUERY_TERMS]
-    return " OR ".join(f'"{t}"' for t in unique)
+    """An FTS5 query matching any of the text's terms (each quoted: never FTS syntax)."""
+    return " OR ".join(f'"{t}"' for t in query_terms(text))
+
+
+def clean_id(memory_id: str) -> str:
+    """A memory id or prefix as typed, reduced to what ids are made of (never SQL syntax)."""
+    memory_id = "".join(c for c in memory_id if c.isalnum())
+    if len(memory_id) < 3:
+        raise MemoryNotFound("a memory id has at least 3 characters",
+                             "list them with `codeloop memory list --all`")
+    return memory_id
+
+
+def pick(memory_id: str, found: list[Memory]) -> Memory:
+    """The memory an id or unique prefix names among those it matched."""
+    exact = [m for m in found if m.id == memory_id]
+    if len(exact) == 1 or len(found) == 1:
+        return exact[0] if exact else found[0]
+    raise MemoryNotFound(f"no memory {memory_id!r}" if not found else
+                         f"{memory_id!r} names {len(found)} memories",
+                         "list them with `codeloop memory list --all`")
+
+
+class RankedRecall:
+    """Recall shared by the stores: a backend finds lexical and semantic candidates among
+    the memories `user` may see on `repo`; the ranking that fuses them lives here, once."""
+
+    use_vectors: bool
+
+    def _lexical(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
+        """rowid -> BM25 score (higher is better) of the visible memories matching a term."""
+        raise NotImplementedError
+
+    def _semantic(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
+        """rowid -> cosine similarity of the visible memories nearest the query."""
+        raise NotImplementedError
+
+    def _rows(self, rowids: Iterable[int]) -> dict[int, Memory]:
+        raise NotImplementedError
+
+    def recall(self, user: str, repo: str, query: str, k: int) -> list[Hit]:
+        if k <= 0 or not query.strip():
+            return []
+        params = {"user": user, "repo": repo, "now": time.time()}
+        lexical = self._lexical(query, params, k * 4)
+        semantic = self._semantic(query, params, k * 4) if self.use_vectors else {}
+        found = self._rows(set(lexical) | set(semantic))
+        best = max(lexical.values(), default=0.0)
+        scored = []
+        for n, memory in found.items():
+            cosine = semantic.get(n, 0.0)
+            if n not in lexical and cosine < MIN_COSINE:
+                continue
+            bm25 = lexical.get(n, 0.0) / best if best else 0.0
+            score = (_BM25_WEIGHT * bm25 + (1 - _BM25_WEIGHT) * max(cosine, 0.0)
+                     if self.use_vectors else bm25)
+            scored.append(Hit(memory, score))
+        scored.sort(key=lambda h: (-h.score, -h.memory.created))
+        top = scored[0].score if scored else 0.0
+        return [h for h in scored if h.score >= RELATIVE_CUTOFF * top][:k]
 
 
 def new_id() -> str:
     return "m" + secrets.token_hex(5)
 
 
-class SQLiteMemoryStore:
+class SQLiteMemoryStore(RankedRecall):
     """Every user's memories in one file; rows carry their owner and repository."""
 
     def __init__(self, path: Path, *, use_vectors: bool | None = None) -> None:
@@ -179,7 +242,7 @@ class SQLiteMemoryStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return _memory(row)
+        return memory_from_row(row)
 
     def mark_used(self, ids: Sequence[str]) -> None:
         if not ids:
@@ -229,20 +292,12 @@ class SQLiteMemoryStore:
     # -- reading ------------------------------------------------------------------------------
 
     def get(self, memory_id: str, user: str) -> Memory:
-        memory_id = "".join(c for c in memory_id if c.isalnum())
-        if len(memory_id) < 3:
-            raise MemoryNotFound("a memory id has at least 3 characters",
-                                 "list them with `codeloop memory list --all`")
+        memory_id = clean_id(memory_id)
         rows = self._conn().execute(
             f"SELECT {_COLUMNS} FROM memories WHERE (id = ? OR id LIKE ?) "
             "AND (user = ? OR scope = 'team')",
             (memory_id, memory_id + "%", user)).fetchall()
-        exact = [r for r in rows if r[0] == memory_id]
-        if len(exact) == 1 or len(rows) == 1:
-            return _memory(exact[0] if exact else rows[0])
-        raise MemoryNotFound(f"no memory {memory_id!r}" if not rows else
-                             f"{memory_id!r} names {len(rows)} memories",
-                             "list them with `codeloop memory list --all`")
+        return pick(memory_id, [memory_from_row(r) for r in rows])
 
     def listing(self, user: str, repo: str | None = None) -> list[Memory]:
         if repo is None:
@@ -254,31 +309,9 @@ class SQLiteMemoryStore:
         rows = self._conn().execute(
             f"SELECT {_COLUMNS} FROM memories WHERE ({where}) AND last_used + ttl_s > ? "
             "ORDER BY created DESC", (*params, time.time())).fetchall()
-        return [_memory(r) for r in rows]
-
-    def recall(self, user: str, repo: str, query: str, k: int) -> list[Hit]:
-        if k <= 0 or not query.strip():
-            return []
-        params = {"user": user, "repo": repo, "now": time.time()}
-        lexical = self._lexical(query, params, k * 4)
-        semantic = self._semantic(query, params, k * 4) if self.use_vectors else {}
-        found = self._rows(set(lexical) | set(semantic))
-        best = max(lexical.values(), default=0.0)
-        scored = []
-        for n, memory in found.items():
-            cosine = semantic.get(n, 0.0)
-            if n not in lexical and cosine < MIN_COSINE:
-                continue
-            bm25 = lexical.get(n, 0.0) / best if best else 0.0
-            score = (_BM25_WEIGHT * bm25 + (1 - _BM25_WEIGHT) * max(cosine, 0.0)
-                     if self.use_vectors else bm25)
-            scored.append(Hit(memory, score))
-        scored.sort(key=lambda h: (-h.score, -h.memory.created))
-        top = scored[0].score if scored else 0.0
-        return [h for h in scored if h.score >= RELATIVE_CUTOFF * top][:k]
+        return [memory_from_row(r) for r in rows]
 
     def _lexical(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
-        """rowid -> BM25 score (higher is better) of the visible memories matching a term."""
         match = fts_query(query)
         if not match:
             return {}
@@ -290,7 +323,6 @@ class SQLiteMemoryStore:
         return {int(n): -float(score) for n, score in rows}
 
     def _semantic(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
-        """rowid -> cosine similarity of the visible memories nearest the query."""
         self._backfill_vectors(params)
         rows = self._conn().execute(
             f"SELECT v.n, v.vector FROM memory_vectors v JOIN memories m ON m.n = v.n "
@@ -316,7 +348,7 @@ class SQLiteMemoryStore:
         marks = ", ".join("?" for _ in ids)
         rows = self._conn().execute(
             f"SELECT n, {_COLUMNS} FROM memories WHERE n IN ({marks})", ids).fetchall()
-        return {int(r[0]): _memory(r[1:]) for r in rows}
+        return {int(r[0]): memory_from_row(r[1:]) for r in rows}
 
 
 def memory_path(data: Path) -> Path:

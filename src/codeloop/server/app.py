@@ -27,7 +27,7 @@ from codeloop.server.guard import Guard
 from codeloop.server.memory_api import memory_router
 from codeloop.server.notify import Notifier, live_store
 from codeloop.server.ops import add_ops_routes
-from codeloop.server.ratelimit import RateLimiter
+from codeloop.server.ratelimit import RateLimiter, SharedRateLimiter
 from codeloop.server.roots import RepoNotAllowed
 from codeloop.server.schemas import (
     ApplyOut,
@@ -116,13 +116,17 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
     (`resume_on_start=False` makes a server that only reads, e.g. a second one on the data).
     Events go to PostgreSQL at `database_url` (default: CODELOOP_DATABASE_URL) if set."""
     private_dir(data_dir)
-    tokens = TokenStore(data_dir)
+    url = database_url or env_database_url()
+    # Tenants, tokens and request rates live where the events do: on PostgreSQL, every
+    # server process on the database shares them.
+    tenants = TenantStore(data_dir, url)
+    tokens = TokenStore(data_dir, tenants.db)
     notifier = Notifier()
-    store, listener = live_store(data_dir, notifier, database_url or env_database_url())
+    store, listener = live_store(data_dir, notifier, url)
     metrics = Metrics(store)
     store.subscribe(metrics)
     roots = list(allowed_roots) if allowed_roots is not None else [Path.cwd()]
-    admin = Admin(TenantStore(data_dir), tokens)
+    admin = Admin(tenants, tokens)
     admin.migrate()  # tokens made before tenants: members of the default tenant
     guard = Guard(admin.tenants, store)
     service = SessionService(data_dir, store, roots, model_factory, per_user=per_user,
@@ -140,13 +144,14 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         if listener is not None:
             listener.stop()
         store.close()
+        tenants.close()
 
     app = FastAPI(title="codeloop", version="1", lifespan=lifespan,
                   description="Run, watch, approve and review codeloop sessions.")
     app.state.service = service
     app.state.tokens = tokens
     app.state.metrics = metrics
-    app.state.limiter = RateLimiter()
+    app.state.limiter = SharedRateLimiter(tenants.db) if tenants.db.shared else RateLimiter()
 
     @app.exception_handler(CodeloopError)
     async def _codeloop_error(_: Request, exc: CodeloopError) -> JSONResponse:

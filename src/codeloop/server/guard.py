@@ -5,7 +5,6 @@ tenant's limits. Built from the tenant store and the event store."""
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 
 from codeloop.config import Settings
@@ -24,7 +23,9 @@ class Guard:
         self.access = Access(tenants)
         self.meter = UsageMeter(store, self.access)
         self.store = store
-        self.admission = threading.Lock()
+        # Admission checks the tenant's running sessions and records the new one under this
+        # lock; on PostgreSQL it serialises every server process, not only this one's threads.
+        self.admission = tenants.admission
 
     def visible_owners(self, user: str) -> tuple[str, ...]:
         return self.access.visible_owners(user)

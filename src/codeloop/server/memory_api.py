@@ -79,7 +79,10 @@ def memory_router(user_of: Callable[..., str], service: SessionService, data_dir
         return True
 
     def admin(user: str) -> MemoryAdmin:
-        return open_admin(data_dir, user, redactor, may_open)
+        # The memories live where the server's events do (its PostgreSQL database, if any).
+        url = getattr(service.store, "url", None)
+        return open_admin(data_dir, user, redactor, may_open,
+                          url if isinstance(url, str) else None)
 
     def repo_path(repo: str | None) -> Path | None:
         return None if repo is None else allowed_repo(repo, service.roots)

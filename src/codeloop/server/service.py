@@ -77,7 +77,9 @@ class SessionService:
                  max_workers: int = 16, defaults: Settings | None = None,
                  guard: Guard | None = None) -> None:
         self.data_dir = data_dir
-        self.guard = guard or Guard(TenantStore(data_dir), store)
+        url = getattr(store, "url", None)  # the tenants live where the events do
+        self.guard = guard or Guard(TenantStore(data_dir, url if isinstance(url, str) else None),
+                                    store)
         self.roots = real_roots(roots)
         self.store = store
         self.model_factory: ModelFactory = model_factory or make_model

@@ -1,5 +1,6 @@
 """Tenants (teams), their users with roles, their policy, and the server's audit log, in one
-SQLite file `<data_dir>/tenants.sqlite` (mode 0600) beside the event store.
+SQLite file `<data_dir>/tenants.sqlite` (mode 0600) beside the event store, or in the event
+store's PostgreSQL database when there is one (tenant_db.py), shared by every server process.
 
 Users are global names: a token maps to a user (auth.py), a user belongs to one tenant with
 one role. Users with a token but no row here (tokens made before tenants existed) belong to
@@ -9,7 +10,6 @@ the `default` tenant as members, whose policy sets no limits, so older setups ke
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +17,15 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from codeloop.errors import CodeloopError, StoreError
+from codeloop.errors import CodeloopError
 from codeloop.events import AdminActionRecorded, Event, SpendAlertRaised, parse_event_json
-from codeloop.private_paths import private_dir, private_file
-from codeloop.sqlite_local import ThreadConnections
+from codeloop.server.tenant_db import (
+    Duplicate,
+    NamedLock,
+    PostgresTenantDb,
+    SQLiteTenantDb,
+    TenantDb,
+)
 
 Role = Literal["admin", "member", "viewer"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -62,27 +67,6 @@ class AuditEntry:
     event: Event
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS tenants (
-    name TEXT PRIMARY KEY,
-    created REAL NOT NULL,
-    policy TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TABLE IF NOT EXISTS users (
-    name TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL REFERENCES tenants(name),
-    role TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
-    type TEXT NOT NULL,
-    tenant TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-"""
-
-
 def check_name(kind: str, name: str) -> str:
     if not _NAME.match(name):
         raise TenantError(f"bad {kind} name {name!r}",
@@ -92,75 +76,69 @@ def check_name(kind: str, name: str) -> str:
 
 
 class TenantStore:
-    """Tenants, members and the audit log; every write is one transaction."""
+    """Tenants, members and the audit log; every write is one statement or transaction."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / "tenants.sqlite"
-        self._conns = ThreadConnections(self.path)
-        try:
-            private_dir(data_dir)
-            private_file(self.path)
-            conn = self._conn()
-            conn.executescript(_SCHEMA)
-            conn.execute("INSERT OR IGNORE INTO tenants (name, created) VALUES (?, ?)",
-                         (DEFAULT_TENANT, time.time()))
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the tenant store at {self.path}: {exc}",
-                             "check the file's permissions and free disk space") from exc
+    def __init__(self, data_dir: Path, database_url: str | None = None) -> None:
+        self.db: TenantDb = (PostgresTenantDb(database_url) if database_url
+                             else SQLiteTenantDb(data_dir / "tenants.sqlite"))
+        self.db.rows("INSERT INTO tenants (name, created) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                     (DEFAULT_TENANT, time.time()))
+        # New sessions are checked against the tenant's limits and recorded under this lock.
+        self.admission = NamedLock(self.db, "admission")
 
-    def _conn(self) -> sqlite3.Connection:
-        return self._conns.get()
+    def exclusive(self, name: str) -> NamedLock:
+        """A lock on `name` for the block: across processes when the database is shared."""
+        return NamedLock(self.db, name)
+
+    def close(self) -> None:
+        self.db.close()
 
     # -- tenants ----------------------------------------------------------------------------
 
     def tenants(self) -> list[str]:
-        return [r[0] for r in self._conn().execute("SELECT name FROM tenants ORDER BY name")]
+        return [str(r[0]) for r in self.db.rows("SELECT name FROM tenants ORDER BY name")]
 
     def has_tenant(self, tenant: str) -> bool:
-        row = self._conn().execute("SELECT 1 FROM tenants WHERE name = ?", (tenant,)).fetchone()
-        return row is not None
+        return bool(self.db.rows("SELECT 1 FROM tenants WHERE name = ?", (tenant,)))
 
     def create_tenant(self, tenant: str, policy: TenantPolicy | None = None) -> None:
         check_name("tenant", tenant)
         try:
-            self._conn().execute(
+            self.db.rows(
                 "INSERT INTO tenants (name, created, policy) VALUES (?, ?, ?)",
                 (tenant, time.time(), (policy or TenantPolicy()).model_dump_json()))
-        except sqlite3.IntegrityError as exc:
+        except Duplicate as exc:
             raise TenantError(f"tenant {tenant!r} already exists") from exc
 
     def policy(self, tenant: str) -> TenantPolicy:
-        row = self._conn().execute("SELECT policy FROM tenants WHERE name = ?",
-                                   (tenant,)).fetchone()
-        if row is None:
+        rows = self.db.rows("SELECT policy FROM tenants WHERE name = ?", (tenant,))
+        if not rows:
             raise TenantError(f"no tenant {tenant!r}", "list them with `codeloop tenant list`")
-        return TenantPolicy.model_validate_json(row[0])
+        return TenantPolicy.model_validate_json(rows[0][0])
 
     def set_policy(self, tenant: str, policy: TenantPolicy) -> None:
         self.policy(tenant)  # exists
-        self._conn().execute("UPDATE tenants SET policy = ? WHERE name = ?",
+        self.db.rows("UPDATE tenants SET policy = ? WHERE name = ?",
                              (policy.model_dump_json(), tenant))
 
     # -- users ------------------------------------------------------------------------------
 
     def member(self, user: str) -> Member:
         """The user's tenant and role; a user known only by a token is a default member."""
-        row = self._conn().execute("SELECT tenant, role FROM users WHERE name = ?",
-                                   (user,)).fetchone()
-        if row is None:
+        rows = self.db.rows("SELECT tenant, role FROM users WHERE name = ?", (user,))
+        if not rows:
             return Member(user, DEFAULT_TENANT, "member")
-        return Member(user, str(row[0]), str(row[1]))
+        return Member(user, str(rows[0][0]), str(rows[0][1]))
 
     def known(self, user: str) -> bool:
-        row = self._conn().execute("SELECT 1 FROM users WHERE name = ?", (user,)).fetchone()
-        return row is not None
+        return bool(self.db.rows("SELECT 1 FROM users WHERE name = ?", (user,)))
 
     def members(self, tenant: str | None = None) -> list[Member]:
         sql, args = "SELECT name, tenant, role FROM users", []
         if tenant is not None:
             sql, args = sql + " WHERE tenant = ?", [tenant]
         return [Member(str(n), str(t), str(r))
-                for n, t, r in self._conn().execute(sql + " ORDER BY name", args)]
+                for n, t, r in self.db.rows(sql + " ORDER BY name", args)]
 
     def set_member(self, user: str, tenant: str, role: str) -> None:
         """Add the user to the tenant with the role, or change their tenant or role."""
@@ -168,7 +146,7 @@ class TenantStore:
         if role not in ROLES:
             raise TenantError(f"unknown role {role!r}", f"pick one of {', '.join(ROLES)}")
         self.policy(tenant)  # exists
-        self._conn().execute(
+        self.db.rows(
             "INSERT INTO users (name, tenant, role) VALUES (?, ?, ?) "
             "ON CONFLICT(name) DO UPDATE SET tenant = excluded.tenant, role = excluded.role",
             (user, tenant, role))
@@ -177,17 +155,17 @@ class TenantStore:
         """Record users known only by their tokens as members of the default tenant."""
         added = [u for u in dict.fromkeys(users) if not self.known(u)]
         for user in added:
-            self._conn().execute("INSERT OR IGNORE INTO users (name, tenant, role) "
-                                 "VALUES (?, ?, 'member')", (user, DEFAULT_TENANT))
+            self.db.rows("INSERT INTO users (name, tenant, role) VALUES (?, ?, 'member') "
+                         "ON CONFLICT DO NOTHING", (user, DEFAULT_TENANT))
         return added
 
     # -- audit log --------------------------------------------------------------------------
 
     def record(self, event: AdminActionRecorded | SpendAlertRaised) -> int:
-        cur = self._conn().execute(
-            "INSERT INTO audit (ts, type, tenant, data) VALUES (?, ?, ?, ?)",
+        rows = self.db.rows(
+            "INSERT INTO audit (ts, type, tenant, data) VALUES (?, ?, ?, ?) RETURNING seq",
             (event.ts, event.type, event.tenant, event.model_dump_json()))
-        return int(cur.lastrowid or 0)
+        return int(rows[0][0])
 
     def audit(self, tenant: str | None = None, after: int = 0,
               kind: str | None = None) -> list[AuditEntry]:
@@ -200,7 +178,7 @@ class TenantStore:
             sql += " AND type = ?"
             args.append(kind)
         return [AuditEntry(int(seq), parse_event_json(data))
-                for seq, data in self._conn().execute(sql + " ORDER BY seq", args)]
+                for seq, data in self.db.rows(sql + " ORDER BY seq", args)]
 
     def alerted(self, tenant: str, hour: str) -> bool:
         return any(isinstance(e.event, SpendAlertRaised) and e.event.hour == hour

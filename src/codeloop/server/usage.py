@@ -155,9 +155,14 @@ class UsageMeter:
         hour = hour_of(now)
         spend = self.hourly_spend(tenant, now).get(hour, 0.0)
         usual = self.usual_hourly(tenant, now)
-        if spend <= ALERT_FACTOR * usual or self.access.tenants.alerted(tenant, hour):
+        if spend <= ALERT_FACTOR * usual:
             return None
-        alert = SpendAlertRaised(tenant=tenant, hour=hour, spend_usd=round(spend, 6),
-                                 usual_usd=round(usual, 6), factor=ALERT_FACTOR)
-        self.access.tenants.record(alert)
+        # Checked and recorded under the tenant's lock: two server processes finishing runs
+        # at once raise one alert, not two.
+        with self.access.tenants.exclusive(f"alert:{tenant}"):
+            if self.access.tenants.alerted(tenant, hour):
+                return None
+            alert = SpendAlertRaised(tenant=tenant, hour=hour, spend_usd=round(spend, 6),
+                                     usual_usd=round(usual, 6), factor=ALERT_FACTOR)
+            self.access.tenants.record(alert)
         return alert

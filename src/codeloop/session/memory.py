@@ -15,7 +15,8 @@ from pathlib import Path
 from codeloop.config import MemorySettings, Settings
 from codeloop.events import Event, MemoryRecalled, StoredEvent, SystemNote, ToolCallFinished
 from codeloop.memory.records import Memory, MemoryKind, NewMemory, Scope, repo_identity
-from codeloop.memory.store import MemoryStore, open_memory
+from codeloop.memory.store import MemoryStore
+from codeloop.memory.stores import memory_beside
 from codeloop.policy.redact import Redactor
 from codeloop.session.memory_capture import Captures, Draft
 from codeloop.session.memory_guard import MemoryGuard, MemoryRefusedError
@@ -34,12 +35,9 @@ _STEP_K = 3
 
 
 def memory_store_for(store: EventStore, settings: Settings) -> MemoryStore | None:
-    """The memory store beside a SQLite event log (one per data directory); None when
-    memory is off for the session or the log is not a file."""
-    path = getattr(store, "path", None)
-    if not settings.memory.enabled or not isinstance(path, Path):
-        return None
-    return open_memory(path.parent)
+    """The memory store beside the event log (in its PostgreSQL database, or beside its
+    SQLite file); None when memory is off for the session."""
+    return memory_beside(store) if settings.memory.enabled else None
 
 
 def task_recall(store: EventStore, settings: Settings, user: str, repo: Path,

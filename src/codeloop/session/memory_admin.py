@@ -25,7 +25,8 @@ from codeloop.memory.records import (
     Source,
     repo_identity,
 )
-from codeloop.memory.store import MemoryStore, open_memory
+from codeloop.memory.store import MemoryStore
+from codeloop.memory.stores import open_memory_store
 from codeloop.policy.redact import Redactor
 from codeloop.session.memory_guard import MemoryGuard, MemoryRefusedError
 
@@ -185,6 +186,9 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def open_admin(data: Path, user: str, redactor: Redactor,
-               may_open: Callable[[str], bool] = _everywhere) -> MemoryAdmin:
-    """The admin over the memory store of the data directory `data`."""
-    return MemoryAdmin(open_memory(data), user, MemoryGuard(redactor), may_open)
+               may_open: Callable[[str], bool] = _everywhere,
+               database_url: str | None = None) -> MemoryAdmin:
+    """The admin over the memory store: in PostgreSQL at `database_url` if set, else in the
+    data directory `data`."""
+    return MemoryAdmin(open_memory_store(data, database_url), user, MemoryGuard(redactor),
+                       may_open)

@@ -36,6 +36,12 @@ class ObservedStore:
         path = getattr(self.inner, "path", None)
         return path if isinstance(path, Path) else None
 
+    @property
+    def url(self) -> str | None:
+        """The PostgreSQL URL underneath (None for SQLite): the memory store lives there too."""
+        url = getattr(self.inner, "url", None)
+        return url if isinstance(url, str) else None
+
     def subscribe(self, subscriber: Subscriber) -> None:
         self.subscribers.append(subscriber)
 

@@ -68,7 +68,7 @@ class PostgresEventStore:
         self._cond = threading.Condition()
         self._pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False,
                                     kwargs={"autocommit": True}, timeout=timeout,
-                                    configure=_configure if "synchronous_commit" not in url
+                                    configure=relaxed_commit if "synchronous_commit" not in url
                                     else None, name="codeloop-events")
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -207,7 +207,7 @@ class PostgresEventStore:
         self._pool.close()
 
 
-def _configure(conn: psycopg.Connection[Any]) -> None:
+def relaxed_commit(conn: psycopg.Connection[Any]) -> None:
     """Commit without waiting for the disk, the trade-off the SQLite store makes too
     (synchronous=NORMAL): a crash of codeloop loses nothing, a crash of the database server
     or the machine may lose the last fraction of a second, and never corrupts. A URL that
