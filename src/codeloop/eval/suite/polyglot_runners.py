@@ -9,6 +9,7 @@ gradle would fetch the exercises' dependencies at run time.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -105,9 +106,11 @@ class Language:
 def _jest_command(js: Path) -> str:
     modules = js / "node_modules"
     # Exercism marks all tests but the first as skipped (`xtest`): unskip.js runs them all.
-    # One process (no workers), the transform cache in the sandbox's /tmp.
-    return (f"node {q(str(modules / 'jest/bin/jest.js'))} --ci --runInBand "
-            f"--cacheDirectory=/tmp/jest-cache --setupFilesAfterEnv {q(str(js / 'unskip.js'))} "
+    # The configuration is given whole (none is read from the exercise's package.json, which
+    # the solver may edit); one process (no workers); the transform cache in the sandbox's /tmp.
+    config = json.dumps({"testEnvironment": "node", "cacheDirectory": "/tmp/jest-cache",
+                         "setupFilesAfterEnv": [str(js / "unskip.js")]})
+    return (f"node {q(str(modules / 'jest/bin/jest.js'))} --ci --runInBand --config {q(config)} "
             f"--reporters=default --reporters={q(str(modules / 'jest-junit'))}")
 
 
