@@ -11,6 +11,8 @@ median and p95 wall seconds per exercise).
     PYTHONPATH=src python benchmarks/polyglot_oracle.py --mirrors MIRRORS [--language go]
         [--limit N] [--workers 2] [--out records.jsonl] [--toolchains DIR]
 
+With --out the run resumes: exercises the file already records are counted, not rerun.
+
 MIRRORS holds the fetched repository as `MIRRORS/Aider-AI+polyglot-benchmark/repo` (bare).
 The toolchains are installed before the run, once (nothing is downloaded during it):
 
@@ -38,6 +40,7 @@ import tarfile
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -97,14 +100,23 @@ def main() -> None:
                                            Path(tmp) / "tasks" / language / exercise.name,
                                            toolchains=toolchains))
         run = SuiteRun("oracle", Settings(), args.work_dir)
-        by_lang: dict[str, list] = defaultdict(list)
-        sink = args.out.open("w", encoding="utf-8") if args.out else None
-        for result in run_suite(tasks, run, workers=args.workers):
-            by_lang[result.language].append(result)
+        wanted = {t.id for t in tasks}
+        # A run with --out resumes: exercises the file already records are not run again.
+        done = [r for r in previous(args.out) if r["instance_id"] in wanted]
+        by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for record in done:
+            by_lang[record["language"]].append(record)
+        skip = {r["instance_id"] for r in done}
+        sink = args.out.open("a", encoding="utf-8") if args.out else None
+        for result in run_suite(interleave(tasks), run, workers=args.workers, skip=skip):
+            record = result.to_json()
+            by_lang[result.language].append(record)
             if sink:
-                sink.write(json.dumps(result.to_json()) + "\n")
+                sink.write(json.dumps(record) + "\n")
+                sink.flush()
             mark = "ok  " if result.outcome == "resolved" else "FAIL"
-            print(f"{mark} {result.instance_id} {result.reason[:100]}", flush=True)
+            print(f"{mark} {result.instance_id} {result.wall_s:.0f}s {result.reason[:100]}",
+                  flush=True)
         if sink:
             sink.close()
     summary: dict[str, float] = {}
@@ -114,12 +126,12 @@ def main() -> None:
           f"{'passed':>6} {'pass %':>6} {'per-test %':>10} {'median s':>8} {'p95 s':>6}")
     for language in languages:
         results = by_lang.get(language, [])
-        ran, ok = len(results), sum(r.outcome == "resolved" for r in results)
-        parsed = sum(r.per_test for r in results)
+        ran, ok = len(results), sum(r["outcome"] == "resolved" for r in results)
+        parsed = sum(bool(r["per_test"]) for r in results)
         pct = round(100 * ok / ran, 1) if ran else 0.0
         total, passed = total + ran, passed + ok
         row = rows[language]
-        times = timing([r.wall_s for r in results])
+        times = timing([r["wall_s"] for r in results])
         print(f"{language:<11} {row['exercises']:>9} {'yes' if row['toolchain'] else 'no':>9} "
               f"{ran:>4} {offline[language]:>7} {ok:>6} {pct:>6} "
               f"{round(100 * parsed / ran, 1) if ran else 0.0:>10} "
@@ -129,6 +141,24 @@ def main() -> None:
             summary[language], seconds[language] = pct, times
     print(json.dumps({"exercises": total, "passed_pct": round(100 * passed / total, 1) if total else 0.0,
                       "languages": summary, "seconds": seconds}))
+
+
+def previous(out: Path | None) -> list[dict[str, Any]]:
+    """The records an earlier run wrote to `out` (the last one per exercise)."""
+    if out is None or not out.is_file():
+        return []
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    return list({r["instance_id"]: r for r in records}.values())
+
+
+def interleave(tasks: list[SuiteTask]) -> list[SuiteTask]:
+    """One exercise of each language in turn, so a run stopped early covers every language."""
+    queues: dict[str, list[SuiteTask]] = defaultdict(list)
+    for task in tasks:
+        queues[task.language].append(task)
+    return [q[i] for i in range(max(map(len, queues.values()), default=0))
+            for q in queues.values() if i < len(q)]
 
 
 def timing(walls: list[float]) -> dict[str, float]:
