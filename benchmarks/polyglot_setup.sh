@@ -28,7 +28,7 @@ for language in "${languages[@]}"; do
   case "$language" in
     go) debs+=(golang-go) ;;
     rust) debs+=(cargo) ;;
-    cpp) debs+=(cmake g++ make) ;;
+    cpp) debs+=(cmake g++ make libboost-date-time-dev) ;;  # gigasecond uses Boost.Date_Time
     java) debs+=(default-jdk-headless junit5 libassertj-core-java libandroid-json-java) ;;
     javascript) ;;
     *) echo "polyglot_setup: unknown language $language (go rust cpp java javascript)" >&2
