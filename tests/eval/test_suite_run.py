@@ -125,3 +125,35 @@ def test_bad_suites_are_clear_errors(tmp_path: Path) -> None:
     record = json.loads(done.stdout.splitlines()[0])
     assert record["outcome"] == "env_unavailable" and "not a plain relative path" in record["reason"]
     assert not (tmp_path / "x.py").exists()
+
+
+def test_a_tasks_toolchain_reaches_the_judge_and_the_sessions_sandbox(tmp_path: Path) -> None:
+    # A test runner installed outside the task and the system directories (as the polyglot
+    # benchmark's jest is): bound read-only, first on PATH, its variable set, for the
+    # session's verification as for the judge.
+    runner = tmp_path / "runner"
+    (runner / "bin").mkdir(parents=True)
+    check = runner / "bin" / "check-greeting"
+    check.write_text('#!/bin/sh\n[ "$(sh greet.sh)" = "$GREETING" ]\n')
+    check.chmod(0o755)
+    task = {**shell_task(tmp_path), "test_command": "check-greeting", "protected": [],
+            "toolchain": {"ro_binds": [str(runner)], "path": [str(runner / "bin")],
+                          "env": {"GREETING": "hello"}}}
+    out = tmp_path / "run.jsonl"
+    done = codeloop(tmp_path, "eval", "run", str(write_suite(tmp_path, task)), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    record = json.loads(out.read_text().splitlines()[0])
+    assert record["outcome"] == "resolved" and record["judge_sandbox"] == "bwrap", record
+    # The finish gate ran the same command in the session's sandbox and let the oracle finish.
+    assert record["metrics"]["tools"]["finish"]["errors"] == 0, record["metrics"]["tools"]
+    assert record["metrics"]["verification_runs"] >= 1
+
+    missing = {**task, "id": "sh-missing", "toolchain": {"ro_binds": [str(tmp_path / "nowhere")]}}
+    with pytest.raises(SuiteError, match=r"nowhere.* is missing"):
+        judge(SuiteTask.model_validate({**missing, "repo": str(tmp_path / "shell-src")}), "")
+
+
+def test_toolchain_directories_must_be_absolute() -> None:
+    with pytest.raises(ValueError, match="absolute"):
+        SuiteTask.model_validate({"id": "t", "task": "x", "files": {"a": "b"},
+                                  "test_command": "true", "toolchain": {"ro_binds": ["rel"]}})

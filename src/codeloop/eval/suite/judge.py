@@ -19,6 +19,7 @@ from codeloop.eval.suite.tasks import SuiteTask
 from codeloop.eval.swebench.checkout import PatchFailed, apply_patch
 from codeloop.sandbox.base import CommandResult, Limits, Sandbox
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
+from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.sandbox.subprocess_backend import SubprocessSandbox
 from codeloop.verify.models import ParsedOutput
@@ -84,17 +85,22 @@ def grade(task: SuiteTask, parsed: ParsedOutput, exit_code: int | None) -> Verdi
     return verdict
 
 
-def _box(sandboxed: bool) -> tuple[Sandbox, str]:
-    if sandboxed:
+def _box(sandboxed: bool, toolchain: Toolchain | None) -> tuple[Sandbox, str]:
+    box: Sandbox
+    if not sandboxed:
+        box, where = SubprocessSandbox(), "none: the sandbox is off"
+    else:
         try:
-            return BwrapSandbox(None), "bwrap"
+            box = BwrapSandbox(None, extra_ro_binds=toolchain.ro_binds if toolchain else ())
+            where = "bwrap"
         except SandboxUnavailable as exc:
-            return SubprocessSandbox(), f"none: {exc.message}"
-    return SubprocessSandbox(), "none: the sandbox is off"
+            box, where = SubprocessSandbox(), f"none: {exc.message}"
+    return (ToolchainSandbox(box, toolchain) if toolchain else box), where
 
 
 def run_tests(task: SuiteTask, repo: Path, sandboxed: bool = True) -> tuple[CommandResult, str]:
-    box, where = _box(sandboxed)
+    task.toolchain.require(task.id)
+    box, where = _box(sandboxed, task.toolchain.sandbox_toolchain())
     limits = Limits(timeout_s=task.time_limit_s, memory_mb=8192, max_output_bytes=8 << 20,
                     max_processes=1024)
     return box.run(judge_command(task), repo, None, limits), where

@@ -10,62 +10,14 @@ from __future__ import annotations
 
 import difflib
 import json
-import shlex
+import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from codeloop.eval.suite.polyglot_runners import JAVA_PROVIDED, LANGUAGES, default_toolchains
 from codeloop.eval.suite.tasks import SuiteError, SuiteTask
-from codeloop.sandbox.environment import BASE_PATH
 
 HIDDEN = (".meta", ".approaches", ".articles", ".docs")
-
-
-@dataclass(frozen=True)
-class Language:
-    """How one track's tests run in the sandbox, and which parser reads them."""
-
-    name: str
-    tools: tuple[str, ...]  # what must be on PATH for the track to run at all
-    parser: str
-    report: str = ""
-
-    def command(self, slug: str) -> str:
-        q = shlex.quote
-        if self.name == "python":
-            module = slug.replace("-", "_") + "_test"
-            return f"python3 -B -m unittest -v {q(module)}"
-        if self.name == "go":
-            return "GOCACHE=/tmp/go-cache GOPATH=/tmp/go GOFLAGS=-mod=mod go test -json ./..."
-        if self.name == "rust":
-            return ("CARGO_HOME=/tmp/cargo CARGO_TARGET_DIR=/tmp/target "
-                    "cargo test --offline -- --include-ignored")
-        if self.name == "cpp":
-            # CMakeLists names the program after its directory: build from a copy so named.
-            src, build = f"/tmp/src/{q(slug)}", "/tmp/build"
-            return (f"mkdir -p /tmp/src && cp -r . {src} && "
-                    f"cmake -S {src} -B {build} -DEXERCISM_RUN_ALL_TESTS=1 >/dev/null && "
-                    f"cmake --build {build} -j 2 >/dev/null && "
-                    f"{build}/{q(slug)} -r junit -o {self.report}")
-        if self.name == "javascript":
-            # Exercism marks all tests but the first as skipped (`xtest`); run them all.
-            return ("sed -i 's/\\bxtest(/test(/g; s/\\bxit(/it(/g' *.spec.js && "
-                    "npx --offline jest --ci --reporters=default --reporters=jest-junit ./*")
-        if self.name == "java":
-            return ("sed -i '/@Disabled/d' src/test/java/*.java && "
-                    "gradle test --offline -q")
-        raise SuiteError(f"no test command for the {self.name} track", "")
-
-
-LANGUAGES: dict[str, Language] = {
-    "python": Language("python", ("python3",), "unittest"),
-    "go": Language("go", ("go",), "go-json"),
-    "rust": Language("rust", ("cargo",), "cargo"),
-    "cpp": Language("cpp", ("cmake", "g++", "make"), "junit", "/tmp/report.xml"),
-    # jest and jest-junit must be installed where the sandbox finds them (see docs/eval.md).
-    "javascript": Language("javascript", ("node", "npx", "jest"), "junit", "junit.xml"),
-    "java": Language("java", ("java", "gradle"), "junit"),
-}
 
 
 def _config(exercise: Path) -> dict[str, list[str]]:
@@ -77,15 +29,24 @@ def _config(exercise: Path) -> dict[str, list[str]]:
     return {k: [str(p) for p in v] for k, v in files.items() if isinstance(v, list)}
 
 
-def _target(example: str, solutions: list[str]) -> str:
-    """Where a reference file goes: the solution file with its suffix when there is exactly
-    one, else beside the first solution file under its own name."""
-    suffix = PurePosixPath(example).suffix
-    same = [s for s in solutions if PurePosixPath(s).suffix == suffix]
-    if len(same) == 1:
-        return same[0]
+def _target(example: str, examples: list[str], solutions: list[str]) -> str:
+    """Where a reference file goes: the solution file of its name; else the one solution file
+    of its suffix no other reference file of that suffix claims by name (`.meta/example.py`
+    is `squares.py`); else beside the first solution file under its own name (a Java
+    reference's helper class)."""
+    name, suffix = PurePosixPath(example).name, PurePosixPath(example).suffix
+    named = [s for s in solutions if PurePosixPath(s).name == name]
+    if named:
+        return named[0]
+    taken = {PurePosixPath(e).name for e in examples}
+    free = [s for s in solutions
+            if PurePosixPath(s).suffix == suffix and PurePosixPath(s).name not in taken]
+    unplaced = [e for e in examples if PurePosixPath(e).suffix == suffix
+                and not any(PurePosixPath(s).name == PurePosixPath(e).name for s in solutions)]
+    if len(free) == 1 and len(unplaced) == 1:
+        return free[0]
     parent = PurePosixPath(solutions[0]).parent if solutions else PurePosixPath(".")
-    return str(parent / PurePosixPath(example).name)
+    return str(parent / name)
 
 
 def _file_diff(rel: str, before: str | None, after: str) -> str:
@@ -107,10 +68,10 @@ def _file_diff(rel: str, before: str | None, after: str) -> str:
 
 def gold_patch(exercise: Path, files: dict[str, list[str]]) -> str:
     """The stubs turned into the reference solution, as one unified diff."""
-    solutions = files.get("solution", [])
+    solutions, examples = files.get("solution", []), files.get("example", [])
     parts = []
-    for example in files.get("example", []):
-        rel = _target(example, solutions)
+    for example in examples:
+        rel = _target(example, examples, solutions)
         current = exercise / rel
         before = current.read_text(encoding="utf-8") if current.is_file() else None
         parts.append(_file_diff(rel, before, (exercise / example).read_text(encoding="utf-8")))
@@ -125,9 +86,12 @@ def instructions(exercise: Path) -> str:
     return "\n\n".join(texts).strip()
 
 
-def exercise_task(exercise: Path, language: str, dest: Path, time_limit_s: float = 300) -> SuiteTask:
-    """The exercise as a task whose code is a copy in `dest` without the answer."""
+def exercise_task(exercise: Path, language: str, dest: Path, time_limit_s: float = 300,
+                  toolchains: Path | None = None) -> SuiteTask:
+    """The exercise as a task whose code is a copy in `dest` without the answer; the track's
+    test runner comes from the system or `toolchains` (see `benchmarks/polyglot_setup.sh`)."""
     lang = LANGUAGES[language]
+    where = toolchains or default_toolchains()
     files = _config(exercise)
     slug = exercise.name
     shutil.copytree(exercise, dest, symlinks=True, ignore=shutil.ignore_patterns(*HIDDEN))
@@ -135,14 +99,16 @@ def exercise_task(exercise: Path, language: str, dest: Path, time_limit_s: float
     task = (f"{instructions(exercise)}\n\nImplement the solution in {solution}. Do not change "
             "the tests; they must all pass.")
     return SuiteTask(id=f"{language}/{slug}", language=language, task=task, repo=str(dest),
-                     test_command=lang.command(slug), parser=lang.parser, report=lang.report,
+                     test_command=lang.command(slug, where), parser=lang.parser,
+                     report=lang.report, toolchain=lang.toolchain(where),
                      protected=files.get("test", []), gold_patch=gold_patch(exercise, files),
                      time_limit_s=time_limit_s)
 
 
-def toolchain_missing(language: str) -> list[str]:
-    """The tools the track needs that commands in the sandbox would not find on their PATH."""
-    return [t for t in LANGUAGES[language].tools if shutil.which(t, path=BASE_PATH) is None]
+def toolchain_missing(language: str, toolchains: Path | None = None) -> list[str]:
+    """What the track needs that commands in the sandbox would not find (tools on their PATH,
+    the Java jars, the JavaScript runner in `toolchains`)."""
+    return LANGUAGES[language].missing(toolchains or default_toolchains())
 
 
 def _has_dependencies(cargo: Path) -> bool:
@@ -154,9 +120,18 @@ def _has_dependencies(cargo: Path) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in body.splitlines())
 
 
+# `implementation "group:artifact:version"` in a build.gradle: a library the main code needs.
+_GRADLE_LIBRARY = re.compile(r'^\s*implementation\s*\(?\s*["\']([^:"\']+:[^:"\']+)', re.MULTILINE)
+
+
 def needs_network(exercise: Path, language: str) -> bool:
     """Whether the exercise or its reference solution needs packages from the network (Rust
-    crates: the benchmark runs offline)."""
-    if language != "rust":
-        return False
-    return any(_has_dependencies(exercise / p) for p in ("Cargo.toml", ".meta/Cargo-example.toml"))
+    crates; Java libraries Debian does not provide): the benchmark runs offline."""
+    if language == "rust":
+        return any(_has_dependencies(exercise / p)
+                   for p in ("Cargo.toml", ".meta/Cargo-example.toml"))
+    if language == "java":
+        gradle = exercise / "build.gradle"
+        text = gradle.read_text(encoding="utf-8") if gradle.is_file() else ""
+        return any(lib not in JAVA_PROVIDED for lib in _GRADLE_LIBRARY.findall(text))
+    return False

@@ -75,6 +75,7 @@ def run_task(task: SuiteTask, run: SuiteRun) -> InstanceResult:
                             language=task.language)
     tmp = Path(tempfile.mkdtemp(prefix="codeloop-suite-", dir=run.work_dir))
     try:
+        task.toolchain.require(task.id)
         repo = checkout(task, tmp / "repo")
         diff = _session(task, run, repo, tmp / "session", result)
         if diff is not None and diff.strip():
@@ -102,7 +103,7 @@ def _session(task: SuiteTask, run: SuiteRun, repo: Path, state_dir: Path,
     state_dir.mkdir(parents=True, mode=0o700)
     store = open_event_store(state_dir)
     sid = start_session(store, task.task, repo, settings, model.name, default_registry())
-    parts = RuntimeParts(approver=deny_unattended)
+    parts = RuntimeParts(approver=deny_unattended, toolchain=task.toolchain.sandbox_toolchain())
     try:
         runner = build_runner(store, sid, repo, settings, model, base_dir=state_dir, parts=parts)
     except SandboxUnavailable as exc:

@@ -9,11 +9,48 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from codeloop.errors import CodeloopError
+from codeloop.sandbox.environment import Toolchain
 from codeloop.verify.parsers import PARSERS
 
 
 class SuiteError(CodeloopError):
     """A suite file is missing or holds a task that cannot be run."""
+
+
+class TaskToolchain(BaseModel):
+    """A test runner installed outside the system directories the sandbox shows (jest in a
+    cache directory): what the task's commands, the agent's and the judge's, get besides."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Host directories visible read-only at the same path inside the sandbox.
+    ro_binds: list[str] = Field(default_factory=list)
+    # Directories put first on PATH, and variables every command gets.
+    path: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("ro_binds", "path")
+    @classmethod
+    def _absolute(cls, value: list[str]) -> list[str]:
+        relative = [p for p in value if not Path(p).is_absolute()]
+        if relative:
+            raise ValueError(f"toolchain directories must be absolute paths: {relative}")
+        return value
+
+    def sandbox_toolchain(self) -> Toolchain | None:
+        """The sandbox's form of it; None when the task needs nothing beyond the system."""
+        if not (self.ro_binds or self.path or self.env):
+            return None
+        return Toolchain(ro_binds=[Path(p) for p in self.ro_binds],
+                         bin_dirs=[Path(p) for p in self.path], env=dict(self.env))
+
+    def require(self, task_id: str) -> None:
+        """Raise, naming the directory, when one the task binds is not there."""
+        absent = [p for p in self.ro_binds if not Path(p).is_dir()]
+        if absent:
+            raise SuiteError(f"task {task_id}: its toolchain directory {absent[0]} is missing",
+                             "install the task's test runner there first (for the polyglot "
+                             "exercises: benchmarks/polyglot_setup.sh)")
 
 
 class SuiteTask(BaseModel):
@@ -36,6 +73,8 @@ class SuiteTask(BaseModel):
     # A report file the test command writes (JUnit XML, for the `junit` parser), relative to
     # the checkout.
     report: str = ""
+    # A test runner outside the system directories, bound read-only into the sandbox.
+    toolchain: TaskToolchain = Field(default_factory=TaskToolchain)
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     PASS_TO_PASS: list[str] = Field(default_factory=list)
     # Files the judge puts back to the task's version before running (the exercise's tests).
