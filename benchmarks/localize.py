@@ -36,6 +36,7 @@ from swebench_repos import (
     checkout,
     git,
     gold_files,
+    in_commit_order,
     load_instances,
     mirror_of,
 )
@@ -191,7 +192,7 @@ def main() -> None:
         raise SystemExit("--embeddings needs model2vec and tokenlearn-static-model: "
                          "pip install -e '.[embeddings]'")
 
-    rows = load_instances(args.instances, args.repo, args.limit)
+    rows = in_commit_order(load_instances(args.instances, args.repo, args.limit), args.mirrors)
 
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
     counter = get_counter()
