@@ -51,6 +51,15 @@ def test_close_runners_up_holding_as_many_words_stay(tmp_path: Path) -> None:
         Candidate(store.get(_add(store, "The runner is pinned."), "alice"), 4.9, 0.0, True)],
         3, use_vectors=False)
     assert [h.memory.text for h in fewer] == [memories[0].text]
+    # Two shared words keep a runner-up even when the best holds three: a denial's reason
+    # is not pushed out by a past session's summary that shares more of the task's words.
+    reason = store.get(_add(store, "Never pip install requests here."), "alice")
+    episode = store.get(_add(store, "A session on the HTTP client with requests ended."),
+                        "alice")
+    kept = rank("add retries to the HTTP client; install requests if missing",
+                [Candidate(episode, 5.0, 0.0, True), Candidate(reason, 4.0, 0.0, True)], 3,
+                use_vectors=False)
+    assert [h.memory.id for h in kept] == [episode.id, reason.id]
 
 
 def test_forms_of_a_word_count_once_and_unrelated_words_do_not() -> None:

@@ -106,11 +106,13 @@ def rank(query: str, candidates: Sequence[Candidate], k: int, use_vectors: bool)
     scored.sort(key=lambda h: (-h.score, -h.memory.created))
     if not scored:
         return []
-    # A runner-up must also hold as many of the query's words as the best hit: one that
-    # scores close on a single rare word ("errors" against "the tests fail with fixture
-    # errors") is about something else.
+    # A runner-up that scores close on a single rare word ("errors" against "the tests fail
+    # with fixture errors") while the best hit holds more of the query's words is about
+    # something else. Two shared words or more keep it: a denial's reason ("never pip
+    # install requests here") must not give way to a past session's summary that says
+    # "requests" and "HTTP client" too.
     top = scored[0]
-    need = matched(wanted, top.memory.text)
+    need = min(2, matched(wanted, top.memory.text))
     return [h for h in scored if h is top or (h.score >= RELATIVE_CUTOFF * top.score
                                               and matched(wanted, h.memory.text) >= need)][:k]
 
