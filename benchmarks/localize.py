@@ -36,6 +36,7 @@ from swebench_repos import (
     checkout,
     git,
     gold_files,
+    in_commit_order,
     load_instances,
     mirror_of,
 )
@@ -144,6 +145,16 @@ def replayable(found: Signals) -> dict[str, Any]:
     return {"lists": lists, "scores": kept}
 
 
+def rescored(entry: dict[str, Any]) -> dict[str, float]:
+    """`entry`'s scores for our ranking with the recorded lists fused again (its span figure,
+    which needs the index, is kept)."""
+    found = Signals(entry["signals"]["lists"], entry["signals"]["scores"])
+    again = scores([p for p, _ in fuse(found, limit=50)], entry["gold"])
+    if "span_in_context_pct" in entry["ours"]:
+        again["span_in_context_pct"] = entry["ours"]["span_in_context_pct"]
+    return again
+
+
 def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
     if path is not None:
         with path.open("a") as fh:
@@ -185,13 +196,17 @@ def main() -> None:
     parser.add_argument("--summary-only", action="store_true",
                         help="only summarise the --details file; count the instances it "
                              "lacks as not run")
+    parser.add_argument("--rescore", action="store_true",
+                        help="with --summary-only: score our ranking again by fusing the "
+                             "recorded lists with this version's `rank.fuse` (exact when "
+                             "only the fusion changed since the run)")
     args = parser.parse_args()
     check_data_options(args)
     if args.embeddings and not embeddings.available():
         raise SystemExit("--embeddings needs model2vec and tokenlearn-static-model: "
                          "pip install -e '.[embeddings]'")
 
-    rows = load_instances(args.instances, args.repo, args.limit)
+    rows = in_commit_order(load_instances(args.instances, args.repo, args.limit), args.mirrors)
 
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
     counter = get_counter()
@@ -220,6 +235,8 @@ def main() -> None:
         for n, row in enumerate(rows, 1):
             iid = row["instance_id"]
             if iid in done:  # resumed run: scores and timings from the details file
+                if args.rescore and "signals" in done[iid]:
+                    done[iid]["ours"] = rescored(done[iid])
                 details.append(done[iid])
                 if "rank_and_context_ms" in done[iid]:
                     ours_ms.append(done[iid]["rank_and_context_ms"])

@@ -29,3 +29,10 @@ def test_a_far_better_bm25_score_breaks_a_tie_of_positions() -> None:
 def test_tests_and_docs_rank_below_the_source_they_tie_with() -> None:
     found = Signals({"chunks": ["tests/test_parser.py", "docs/parser.rst", "pkg/parser.py"]}, {})
     assert ranked(found, weights={"chunks": 1.0})[0] == "pkg/parser.py"
+
+
+def test_packaging_files_rank_below_the_source_they_tie_with() -> None:
+    found = Signals({"chunks": ["setup.py", "pylint/__pkginfo__.py", "pylint/lint/run.py",
+                                "src/pkg/_version.py", "src/pkg/versions.py"]}, {})
+    assert ranked(found, weights={"chunks": 1.0})[:2] == ["pylint/lint/run.py",
+                                                          "src/pkg/versions.py"]

@@ -14,6 +14,7 @@ from rich.text import Text
 from codeloop.cli.options import HERE, OldPathOption, OldRepoArgument, Repo, chosen_repo
 from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import CodeloopError
+from codeloop.index.code_search import search_code
 from codeloop.index.exact import grep
 from codeloop.index.service import RepoIndex
 
@@ -75,9 +76,13 @@ def search_command(
                           ] = False,
     regex: Annotated[bool, typer.Option(
         "--regex", help="Search the files for a regular expression (ripgrep).")] = False,
+    glob: Annotated[str | None, typer.Option(
+        "--glob", metavar="PATTERN",
+        help="Ranked search: only paths matching, e.g. 'src/*.py'.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
-    """Search the code: ranked (default), definitions, references, or a regex."""
+    """Search the code: ranked (default; one file per result, as the agent's search_code
+    ranks them), definitions, references, or a regex."""
     path = chosen_repo(repo, old_path, "--path/-p")
     if regex:
         matches = grep(path, query, limit=limit)
@@ -96,12 +101,24 @@ def search_command(
                     for h in index.find_references(query, limit)]
             _print(rows, ["path", "line", "text"], as_json)
         else:
-            rows = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line,
-                     "symbol": h.symbol, "score": round(h.score, 2)}
-                    for h in index.search(query, limit)]
-            _print(rows, ["path", "start_line", "end_line", "symbol", "score"], as_json)
+            _ranked(index, query, limit, glob, as_json)
     finally:
         index.close()
+
+
+def _ranked(index: RepoIndex, query: str, limit: int, glob: str | None, as_json: bool) -> None:
+    """The agent's `search_code` ranking (`index.code_search`), shown to a person."""
+    answer = search_code(index, query, limit, glob)
+    rows: list[dict[str, object]] = [
+        {"path": r.path, "start_line": r.best.start_line if r.best else None,
+         "end_line": r.best.end_line if r.best else None,
+         "symbol": r.best.symbol if r.best else None, "score": round(r.score, 4),
+         "also": [[h.start_line, h.end_line] for h in r.others]}
+        for r in answer.results]
+    if rows or as_json:
+        _print(rows, ["path", "start_line", "end_line", "symbol", "score"], as_json)
+    else:
+        console.print(Text("no results. ") + shown(answer.tried()))
 
 
 def _print(rows: list[dict[str, object]], columns: list[str], as_json: bool) -> None:

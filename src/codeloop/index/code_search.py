@@ -23,6 +23,7 @@ from codeloop.index.rank import (
     WEIGHTS,
     fuse,
     fuse_semantic,
+    is_packaging_path,
     is_test_path,
     prior,
     signals,
@@ -86,6 +87,8 @@ class Intent:
             base = prior(path)
             if base == 1.0:
                 return UNASKED_PRIOR
+            if is_packaging_path(path):
+                return base
             if is_test_path(path):
                 return 1.0 if self.tests else base
             return 1.0 if self.docs else base

@@ -19,31 +19,14 @@ from typing import Protocol
 
 from codeloop.errors import StoreError
 from codeloop.index.terms import terms
-from codeloop.memory import vectors
+from codeloop.memory import ranking, vectors
 from codeloop.memory.records import DEFAULT_TTL_S, Hit, Memory, MemoryNotFound, NewMemory
 from codeloop.memory.stems import TOKENIZER
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
 from codeloop.sqlite_local import ThreadConnections
 
-MAX_QUERY_TERMS = 64
-# Words a task is phrased with whatever it is about, and English function words the code
-# stopwords keep: matching a memory on them alone says nothing ("add" a column, "add" a
-# dependency; "after" the fix, named "after" the ticket).
-_QUERY_STOPWORD_TEXT = """
-add added adding make making create change changed update updated fix fixed use using want
-need needs please here now also just get got new way thing things
-about above after again against all any before below between both during each few further
-more most much only other over same than through under until very yet
-"""
-QUERY_STOPWORDS = frozenset(_QUERY_STOPWORD_TEXT.split())
-# A hit scoring below this share of the best one is left out: recall fills a prompt, and a
-# memory that shares one common word with the task costs tokens and attention.
-RELATIVE_CUTOFF = 0.7
-_BM25_WEIGHT = 0.7  # against cosine similarity, when vectors are there
-# A memory that shares no term with the query comes back only this close to it: the static
-# model puts unrelated short texts at 0.1-0.25 and paraphrases at 0.3 and above
-# (benchmarks/memory.py measures the effect).
-MIN_COSINE = 0.3
+# Candidates fetched per wanted hit before `ranking` reorders and cuts them.
+CANDIDATES_PER_HIT = 4
 
 
 class MemoryStore(Protocol):
@@ -115,17 +98,6 @@ def memory_from_row(row: Sequence[object]) -> Memory:
                   ttl_s=float(ttl), uses=int(uses))  # type: ignore[arg-type, call-overload]
 
 
-def query_terms(text: str) -> list[str]:
-    """The terms a recall searches for: the text's, once each, without the verbs every task
-    starts with."""
-    return [t for t in dict.fromkeys(terms(text)) if t not in QUERY_STOPWORDS][:MAX_QUERY_TERMS]
-
-
-def fts_query(text: str) -> str:
-    """An FTS5 query matching any of the text's terms (each quoted: never FTS syntax)."""
-    return " OR ".join(f'"{t}"' for t in query_terms(text))
-
-
 def clean_id(memory_id: str) -> str:
     """A memory id or prefix as typed, reduced to what ids are made of (never SQL syntax)."""
     memory_id = "".join(c for c in memory_id if c.isalnum())
@@ -166,22 +138,13 @@ class RankedRecall:
         if k <= 0 or not query.strip():
             return []
         params = {"user": user, "repo": repo, "now": time.time()}
-        lexical = self._lexical(query, params, k * 4)
-        semantic = self._semantic(query, params, k * 4) if self.use_vectors else {}
+        limit = k * CANDIDATES_PER_HIT
+        lexical = self._lexical(query, params, limit)
+        semantic = self._semantic(query, params, limit) if self.use_vectors else {}
         found = self._rows(set(lexical) | set(semantic))
-        best = max(lexical.values(), default=0.0)
-        scored = []
-        for n, memory in found.items():
-            cosine = semantic.get(n, 0.0)
-            if n not in lexical and cosine < MIN_COSINE:
-                continue
-            bm25 = lexical.get(n, 0.0) / best if best else 0.0
-            score = (_BM25_WEIGHT * bm25 + (1 - _BM25_WEIGHT) * max(cosine, 0.0)
-                     if self.use_vectors else bm25)
-            scored.append(Hit(memory, score))
-        scored.sort(key=lambda h: (-h.score, -h.memory.created))
-        top = scored[0].score if scored else 0.0
-        return [h for h in scored if h.score >= RELATIVE_CUTOFF * top][:k]
+        candidates = [ranking.Candidate(memory, lexical.get(n, 0.0), semantic.get(n, 0.0),
+                                        n in lexical) for n, memory in found.items()]
+        return ranking.rank(query, candidates, k, self.use_vectors)
 
 
 def new_id() -> str:
@@ -312,7 +275,7 @@ class SQLiteMemoryStore(RankedRecall):
         return [memory_from_row(r) for r in rows]
 
     def _lexical(self, query: str, params: dict[str, object], limit: int) -> dict[int, float]:
-        match = fts_query(query)
+        match = ranking.fts_query(query)
         if not match:
             return {}
         rows = self._conn().execute(

@@ -18,6 +18,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from codeloop.errors import StoreError
 from codeloop.index.terms import terms
 from codeloop.memory import vectors
+from codeloop.memory.ranking import query_terms
 from codeloop.memory.records import DEFAULT_TTL_S, Memory, NewMemory
 from codeloop.memory.stems import bm25, stems
 from codeloop.memory.store import (
@@ -26,7 +27,6 @@ from codeloop.memory.store import (
     memory_from_row,
     new_id,
     pick,
-    query_terms,
 )
 from codeloop.session.store_pg import display_url, relaxed_commit
 
