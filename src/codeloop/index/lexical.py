@@ -50,7 +50,17 @@ class LexicalIndex:
 
     def adopt(self, builder: LexicalBuilder) -> None:
         """Replace everything with the documents `builder` collected (and empty it)."""
-        keys, model, df, lens = builder.finish()
+        self._install(*builder.finish())
+
+    @classmethod
+    def snapshot(cls, builder: LexicalBuilder) -> LexicalIndex:
+        """An index of the documents `builder` holds so far; it keeps collecting."""
+        index = cls()
+        index._install(*builder.model(keep=True))
+        return index
+
+    def _install(self, keys: list[str], model: bm25s.BM25 | None, df: Counter[str],
+                 lens: list[int]) -> None:
         self._base_keys = keys
         self._base_pos = {k: i for i, k in enumerate(keys)}
         self._base_len = dict(zip(keys, lens, strict=True))
@@ -240,11 +250,22 @@ class LexicalBuilder:
 
     def finish(self) -> tuple[list[str], bm25s.BM25 | None, Counter[str], list[int]]:
         """(keys, model or None when empty, document frequencies, lengths); empties self."""
+        return self.model(keep=False)
+
+    def model(self, keep: bool) -> tuple[list[str], bm25s.BM25 | None, Counter[str], list[int]]:
+        """What `finish` returns; with `keep` the documents stay (copied out: a build in
+        progress searched before it ends), else self is emptied."""
         keys, vocab, lens = self._keys, self._vocab, self._lens.tolist()
-        ids = np.frombuffer(self._ids, dtype=np.int32)
-        tfs = np.frombuffer(self._tfs, dtype=np.int32).astype(np.float32)
-        ends = np.frombuffer(self._ends, dtype=np.int64)
-        self._reset()
+        if keep:
+            keys, vocab = list(keys), dict(vocab)
+            ids = np.array(self._ids, dtype=np.int32)
+            tfs = np.array(self._tfs, dtype=np.float32)
+            ends = np.array(self._ends, dtype=np.int64)
+        else:
+            ids = np.frombuffer(self._ids, dtype=np.int32)
+            tfs = np.frombuffer(self._tfs, dtype=np.int32).astype(np.float32)
+            ends = np.frombuffer(self._ends, dtype=np.int64)
+            self._reset()
         df_array = np.bincount(ids, minlength=len(vocab))
         df = Counter(dict(zip(vocab, df_array.tolist(), strict=True)))
         if not keys:
