@@ -63,8 +63,13 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
                        semantic: bool = False) -> TaskContext:
     """Repo map (a `map_share` of the budget) then code for `task`, never over the budget;
     nothing `seen` already shows, and the ranking fused with embeddings if `semantic`."""
-    counter = counter or get_counter()
-    seen = seen or Seen()
+    with index.reading():
+        return _build(index, task, budget_tokens, counter or get_counter(), map_share,
+                      seen or Seen(), semantic)
+
+
+def _build(index: RepoIndex, task: str, budget_tokens: int, counter: TokenCounter,
+           map_share: float, seen: Seen, semantic: bool) -> TaskContext:
     task = without_reports(task)
     focus = focus_of(index, task)
     # One BM25 pass serves the ranking and the snippets; snippets are hash-checked when read.

@@ -24,6 +24,8 @@ from codeloop.workspace.hostfs import SafeRoot
 # Files parsed per committed batch: small enough that the first answers come within a
 # second or two of a cold start, large enough that commits cost little next to parsing.
 BATCH_FILES = 100
+# Tree entries listed between two pauses for foreground reads.
+_WALK_STEP = 64
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,15 @@ class BuildProgress:
 class SweepTarget:
     """What a sweep works on: the tree, the store and its term indexes, and the lock every
     reader takes. `progress` is set (under the lock) while a build is under way;
-    `after_batch` runs after each commit (tests hold a build there)."""
+    `pause` runs between steps (it waits while a foreground read runs); `after_batch` runs
+    after each commit (tests hold a build there)."""
 
     fs: SafeRoot
     db: sqlite3.Connection
     terms: TermIndexes
     writer: IndexWriter
     lock: threading.RLock
+    pause: Callable[[], None] = lambda: None
     progress: BuildProgress | None = None
     after_batch: Callable[[int], None] | None = None
 
@@ -63,12 +67,16 @@ def run_sweep(root: Path, target: SweepTarget, batch_files: int = BATCH_FILES) -
         cold = target.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
         if cold:
             target.progress = BuildProgress(0, None)
-    entries = list(walk(target.fs.root))  # outside the lock: queries go on while we walk
+    entries = []
+    for entry in walk(target.fs.root):  # outside the lock: queries go on while we walk
+        entries.append(entry)
+        if len(entries) % _WALK_STEP == 0:
+            target.pause()
     with target.lock:
         known = {str(p): (int(s), int(m), str(h)) for p, s, m, h in
                  target.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
     todo = [(e, known[e.rel][2] if e.rel in known else None) for e in entries
-            if (old := known.get(e.rel)) is None or old[:2] != (e.size, e.mtime_ns)]
+            if (seen := known.get(e.rel)) is None or seen[:2] != (e.size, e.mtime_ns)]
     gone = sorted(known.keys() - {e.rel for e in entries})
     stats.scanned = len(entries)
     stats.unchanged = len(entries) - len(todo)
@@ -79,7 +87,10 @@ def run_sweep(root: Path, target: SweepTarget, batch_files: int = BATCH_FILES) -
     try:
         for at in range(0, len(todo), batch_files):
             batch = todo[at:at + batch_files]
-            parsed = [(e.rel, old, parse(target.fs, e.rel, old)) for e, old in batch]
+            parsed = []
+            for entry, old_hash in batch:
+                target.pause()
+                parsed.append((entry.rel, old_hash, parse(target.fs, entry.rel, old_hash)))
             _commit(target, parsed, stats)
             with target.lock:
                 target.progress = BuildProgress(stats.scanned - len(todo) + at + len(batch),

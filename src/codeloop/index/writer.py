@@ -47,10 +47,12 @@ def parse(fs: SafeRoot, rel: str, old_hash: str | None) -> Parsed | None:
 
 class IndexWriter:
     """Stores parsed files in the SQLite store and the term indexes; the caller holds the
-    index's lock and a transaction. `changed` runs before every change (drops caches)."""
+    index's lock and a transaction. `changed(path, structural)` runs after every change;
+    `structural` when the set of indexed files or the names the file defines changed (what
+    the file graph and the path tables are made of), not only its content."""
 
     def __init__(self, db: sqlite3.Connection, terms: TermIndexes,
-                 changed: Callable[[], None]) -> None:
+                 changed: Callable[[str, bool], None]) -> None:
         self.db, self.terms, self.changed = db, terms, changed
 
     def apply(self, rel: str, old_hash: str | None, parsed: Parsed | None) -> str:
@@ -63,17 +65,29 @@ class IndexWriter:
             self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
                             (parsed.size, parsed.mtime_ns, rel))
             return "same"
+        a = parsed.analysis
+        structural = old_hash is None or self._shape(rel) != (
+            a.indexed, {d.name for d in a.symbols.definitions})
         if old_hash is not None:
-            self.drop(rel)
-        self.insert(rel, parsed.size, parsed.mtime_ns, parsed.digest, parsed.analysis)
+            self._delete(rel)
+        self._insert(rel, parsed.size, parsed.mtime_ns, parsed.digest, a)
+        self.changed(rel, structural)
         return "added" if old_hash is None else "changed"
 
     def drop(self, rel: str) -> None:
-        self.changed()
+        self._delete(rel)
+        self.changed(rel, True)
+
+    def _shape(self, rel: str) -> tuple[bool, set[str]]:
+        """Whether the stored file is indexed, and the names it defines."""
+        row = self.db.execute("SELECT indexed FROM files WHERE path=?", (rel,)).fetchone()
+        names = {str(r[0]) for r in self.db.execute("SELECT name FROM defs WHERE path=?", (rel,))}
+        return bool(row and row[0]), names
+
+    def _delete(self, rel: str) -> None:
         self.terms.remove(rel, store.delete_file_rows(self.db, rel))
 
-    def insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
-        self.changed()
+    def _insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
         db = self.db
         db.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?)",
                    (rel, size, mtime_ns, digest, a.language, int(a.indexed), a.lines))

@@ -58,11 +58,14 @@ def with_progress(observation: Observation, progress: BuildProgress | None) -> O
 
 def reports_partial(run: Callable[[ToolT, ArgsT, ToolContext], Observation]
                     ) -> Callable[[ToolT, ArgsT, ToolContext], Observation]:
-    """A search tool's `run` whose result says when the index was partial as it began."""
+    """A search tool's `run` that goes before any sweep and whose result says when the
+    index was partial as it began."""
     @functools.wraps(run)
     def wrapped(tool: ToolT, args: ArgsT, ctx: ToolContext) -> Observation:
-        progress = index_for(ctx).progress()
-        return with_progress(run(tool, args, ctx), progress)
+        index = index_for(ctx)
+        progress = index.progress()
+        with index.reading():  # a sweep under way waits for it
+            return with_progress(run(tool, args, ctx), progress)
     return wrapped
 
 
