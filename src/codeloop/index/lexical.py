@@ -165,18 +165,27 @@ class LexicalIndex:
         if not self._overlay:
             return []
         avgdl = self._total_len / max(1, self._n_docs)
-        idf = {t: math.log(1 + (self._n_docs - self._df[t] + 0.5) / (self._df[t] + 0.5))
-               for t in set(query)}
         repeats = Counter(query)  # a term said twice counts twice, as in the base index
+        wanted = repeats.keys()
+        idf: dict[str, float] = {}
         out = []
         for key, (counts, length) in self._overlay.items():
+            # Only the terms the document has (a set intersection, in C): an issue text
+            # brings hundreds of terms and a document a few dozen.
+            common = counts.keys() & wanted
+            if not common:
+                continue
+            norm = K1 * (1 - B + B * length / avgdl)
             score = 0.0
-            for t, times in repeats.items():
-                tf = counts.get(t, 0)
-                if tf:
-                    # The base's formula (bm25s "lucene": no (k1+1) factor), so a document
-                    # scores alike before and after it moves to the overlay.
-                    score += times * idf[t] * tf / (tf + K1 * (1 - B + B * length / avgdl))
+            for t in sorted(common):  # a fixed order: the same sum on every run
+                weight = idf.get(t)
+                if weight is None:
+                    df = self._df[t]
+                    weight = idf[t] = math.log(1 + (self._n_docs - df + 0.5) / (df + 0.5))
+                tf = counts[t]
+                # The base's formula (bm25s "lucene": no (k1+1) factor), so a document
+                # scores alike before and after it moves to the overlay.
+                score += repeats[t] * weight * tf / (tf + norm)
             if score > 0:
                 out.append((key, score))
         return out

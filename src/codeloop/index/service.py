@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import stat
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -27,7 +28,7 @@ from codeloop.index import store
 from codeloop.index.graph import FileGraph, build_graph, with_file_edges
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
-from codeloop.index.lines import RecentLines
+from codeloop.index.lines import RecentLines, stat_key
 from codeloop.index.sweep import BuildProgress, SweepTarget, run_sweep
 from codeloop.index.term_indexes import TermIndexes
 from codeloop.index.terms import query_terms
@@ -210,19 +211,27 @@ class RepoIndex:
 
     # --- serving (every result is checked against the disk first) -----------------------
 
-    def _current(self, rel: str) -> tuple[bool, list[str]]:
-        """(fresh, lines): whether the indexed hash still matches the file, and its lines."""
+    def _current(self, rel: str) -> tuple[bool, Sequence[str]]:
+        """(fresh, lines): whether the indexed hash still matches the file, and its lines.
+        A file with the stat it had when last hashed is not read again (see `lines`)."""
         with self._lock:
             row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
         try:
+            st = self.fs.lstat(rel)
+            if st is None or not stat.S_ISREG(st.st_mode):
+                return False, []
+            key = stat_key(st)
+            known = self._lines.known(rel, key)
+            if known is not None:
+                return row is not None and known[0] == row[0], known[1]
             data = self.fs.read_bytes(rel)
         except (OSError, UnsafePath):
             return False, []
         digest = store.content_hash(data)
-        return row is not None and digest == row[0], self._lines.split(rel, digest, data)
+        return row is not None and digest == row[0], self._lines.split(rel, digest, data, key)
 
     def _serve(self, produce: Callable[[], list[T]], path_of: Callable[[T], str],
-               finish: Callable[[T, list[str]], T | None]) -> list[T]:
+               finish: Callable[[T, Sequence[str]], T | None]) -> list[T]:
         """Run a query, re-indexing stale files and re-running until every hit is fresh."""
         self.ensure_fresh()
         with self._lock:
@@ -230,7 +239,7 @@ class RepoIndex:
                 hits = produce()
                 out: list[T] = []
                 stale: list[str] = []
-                cache: dict[str, tuple[bool, list[str]]] = {}
+                cache: dict[str, tuple[bool, Sequence[str]]] = {}
                 for hit in hits:
                     path = path_of(hit)
                     if path not in cache:
@@ -263,7 +272,7 @@ class RepoIndex:
             hits = [ChunkHit(p, s, e, sym, scores[i], "") for i, p, s, e, sym in rows]
             return sorted(hits, key=lambda h: (-h.score, h.path, h.start_line))
 
-        def finish(hit: ChunkHit, lines: list[str]) -> ChunkHit:
+        def finish(hit: ChunkHit, lines: Sequence[str]) -> ChunkHit:
             text = "\n".join(lines[hit.start_line - 1:hit.end_line])
             return ChunkHit(hit.path, hit.start_line, hit.end_line, hit.symbol, hit.score, text)
 
@@ -296,7 +305,7 @@ class RepoIndex:
             hits = [SymbolHit(*r) for r in rows]
             return sorted(hits, key=lambda h: (h.name != short, h.path, h.start_line))
 
-        def finish(hit: SymbolHit, lines: list[str]) -> SymbolHit | None:
+        def finish(hit: SymbolHit, lines: Sequence[str]) -> SymbolHit | None:
             return hit if hit.start_line <= len(lines) else None
 
         return self._serve(produce, lambda h: h.path, finish)
@@ -310,19 +319,19 @@ class RepoIndex:
                                    "ORDER BY path, line LIMIT ?", (short, limit)).fetchall()
             return [ReferenceHit(str(p), int(ln), short, "") for p, ln in rows]
 
-        def finish(hit: ReferenceHit, lines: list[str]) -> ReferenceHit | None:
+        def finish(hit: ReferenceHit, lines: Sequence[str]) -> ReferenceHit | None:
             if hit.line > len(lines):
                 return None
             return ReferenceHit(hit.path, hit.line, hit.name, lines[hit.line - 1])
 
         return self._serve(produce, lambda h: h.path, finish)
 
-    def fresh_lines(self, rel: str) -> list[str] | None:
+    def fresh_lines(self, rel: str) -> Sequence[str] | None:
         """A file's lines if the index still matches it, else None (nothing re-indexed)."""
         fresh, lines = self._current(rel)
         return lines if fresh else None
 
-    def read_lines(self, rel: str) -> list[str] | None:
+    def read_lines(self, rel: str) -> Sequence[str] | None:
         """A file's current lines, re-indexing it first if it changed; None if it is gone."""
         fresh, lines = self._current(rel)
         if not fresh:
