@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from codeloop.index import store
+import pytest
+
+from codeloop.index import store, term_indexes
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
 from codeloop.index.sweep import BATCH_FILES
@@ -137,7 +139,9 @@ def test_readers_see_only_committed_batches(tmp_path: Path) -> None:
     assert index.progress() is None
 
 
-def test_a_search_during_a_build_sees_later_batches_too(tmp_path: Path) -> None:
+def test_a_search_during_a_build_sees_later_batches_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(term_indexes, "SNAPSHOT_EVERY_S", 0.0)
     repo = big_repo(tmp_path)
     index = open_index(repo, sweep=False)
     counts: list[int] = []
@@ -148,4 +152,21 @@ def test_a_search_during_a_build_sees_later_batches_too(tmp_path: Path) -> None:
     index.sweeps.after_batch = after_batch
     index.update()
     assert counts == [BATCH_FILES, 2 * BATCH_FILES, FILES]
+    assert len({h.path for h in index.search("ledger", limit=1000)}) == FILES
+
+
+def test_searches_during_a_build_reuse_a_recent_snapshot(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(term_indexes, "SNAPSHOT_EVERY_S", 3600.0)
+    repo = big_repo(tmp_path)
+    index = open_index(repo, sweep=False)
+    counts: list[int] = []
+
+    def after_batch(number: int) -> None:
+        counts.append(len({h.path for h in index.search("ledger", limit=1000)}))
+
+    index.sweeps.after_batch = after_batch
+    index.update()
+    # The first search takes a snapshot; the next ones within the hour reuse it.
+    assert counts == [BATCH_FILES] * 3
     assert len({h.path for h in index.search("ledger", limit=1000)}) == FILES
