@@ -170,3 +170,18 @@ def test_searches_during_a_build_reuse_a_recent_snapshot(
     # The first search takes a snapshot; the next ones within the hour reuse it.
     assert counts == [BATCH_FILES] * 3
     assert len({h.path for h in index.search("ledger", limit=1000)}) == FILES
+
+
+def test_a_sweep_waits_while_another_thread_reads(tmp_path: Path) -> None:
+    repo = big_repo(tmp_path)
+    index = open_index(repo, sweep=False)
+    with index.reading():
+        sweep = threading.Thread(target=index.update)
+        sweep.start()
+        sweep.join(0.5)
+        progress = index.progress()
+        # Held at its first step: nothing committed while the read runs.
+        assert sweep.is_alive() and progress is not None and progress.indexed == 0
+    sweep.join(60)
+    assert not sweep.is_alive() and index.progress() is None
+    assert len(index.paths()) == FILES

@@ -18,9 +18,8 @@ import sqlite3
 import stat
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,6 +28,7 @@ from codeloop.index.graph import FileGraph, build_graph, with_file_edges
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.lines import RecentLines, stat_key
+from codeloop.index.readers import ReaderPriority
 from codeloop.index.sweep import BuildProgress, SweepTarget, run_sweep
 from codeloop.index.term_indexes import TermIndexes
 from codeloop.index.terms import query_terms
@@ -38,8 +38,6 @@ from codeloop.workspace.errors import UnsafePath
 from codeloop.workspace.hostfs import SafeRoot
 
 SWEEP_INTERVAL_S = 5.0
-# How long a sweep waits, at each of its steps, for a foreground read to end.
-READER_WAIT_S = 1.0
 _MAX_RETRIES = 2
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 # Memos made from the list of indexed paths alone: kept when a file's content changes.
@@ -69,11 +67,10 @@ class RepoIndex:
         self._sweeping = threading.Lock()  # one sweep at a time
         self._terms = TermIndexes(self.root, self.dir, self.db)
         self._writer = IndexWriter(self.db, self._terms, self._changed)
+        self._priority = ReaderPriority()
         # Public so a test can hold a build after a batch (`after_batch`).
         self.sweeps = SweepTarget(self.fs, self.db, self._terms, self._writer, self._lock,
-                                  pause=self._yield_to_readers)
-        self._readers: Counter[int] = Counter()  # foreground reads by thread
-        self._readers_done = threading.Condition()
+                                  pause=self._priority.pause)
         # Derived tables kept across edits (each rebuilt in full took ~0.75 s of CPU on
         # sympy, in the first context refresh after every edit): the graph gets the edited
         # files' edges again, the definitions their rows; path memos only change with paths.
@@ -118,30 +115,10 @@ class RepoIndex:
         with self._lock:
             return self.sweeps.progress
 
-    @contextmanager
-    def reading(self) -> Iterator[None]:
+    def reading(self) -> AbstractContextManager[None]:
         """Mark a foreground read (a tool call, a context build): a sweep on another thread
-        pauses at its next step until it ends, rather than share the interpreter with it
-        (a background sweep doubled the p95 of context builds)."""
-        me = threading.get_ident()
-        with self._readers_done:
-            self._readers[me] += 1
-        try:
-            yield
-        finally:
-            with self._readers_done:
-                self._readers[me] -= 1
-                if not self._readers[me]:
-                    del self._readers[me]
-                self._readers_done.notify_all()
-
-    def _yield_to_readers(self) -> None:
-        """Called by a sweep between steps: wait (a while at most) for other threads' reads."""
-        if not self._readers:
-            return
-        me = threading.get_ident()
-        with self._readers_done:
-            self._readers_done.wait_for(lambda: self._readers.keys() <= {me}, READER_WAIT_S)
+        pauses at its next step until it ends (see `readers`)."""
+        return self._priority.reading()
 
     def ensure_fresh(self) -> None:
         """Sweep now if HEAD moved; sweep (in the background if so configured) when the last
