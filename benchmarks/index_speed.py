@@ -1,5 +1,6 @@
-"""Index speed: cold build, incremental update, tool latency, context build time (the task
-context and a per-turn refresh), peak memory, and a session's time to its first model call.
+"""Index speed: cold build (and searches during it, from the partial index), incremental
+update, tool latency, context build time (the task context and a per-turn refresh), peak
+memory, and a session's time to its first model call.
 
 Targets: sympy (a clone of the bare mirror, with its history, at a commit) and a
 generated tree of `--files` small Python files. Each target runs in its own subprocess so
@@ -82,7 +83,7 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
 
     started = time.perf_counter()
     index = RepoIndex(root, background_sweeps=True)
-    stats = index.update()
+    stats, partial = build_while_searching(index, queries[0])
     cold_s = time.perf_counter() - started
 
     class DirView:
@@ -120,7 +121,7 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
     first_context_ms = (time.perf_counter() - started) * 1000
     results: dict[str, Any] = {
         "files": stats.scanned, "chunks": index.stats()["chunks"],
-        "cold_index_s": round(cold_s, 2),
+        "cold_index_s": round(cold_s, 2), **partial,
         "commits_searched": commits, "commit_search_build_ms": round(commit_search_ms, 1),
         "first_context_build_ms": round(first_context_ms, 1),
         "search_code": timed(lambda q: search_tool.run(SearchCode.args_model(query=q), ctx),
@@ -159,6 +160,37 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
     index.close()
     results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return results
+
+
+def build_while_searching(index: Any, query: str) -> tuple[Any, dict[str, Any]]:
+    """The cold build on a thread, as a session runs it, with a search every second from
+    this one: when the first hits come from the partial index, and what a search costs
+    while the build goes on."""
+    import threading
+
+    done: list[Any] = []
+    thread = threading.Thread(target=lambda: done.append(index.update()))
+    started = time.perf_counter()
+    thread.start()
+    first_hit: float | None = None
+    latencies: list[float] = []
+    while thread.is_alive():
+        thread.join(1.0)
+        progress = index.progress()
+        if progress is None or progress.total is None:
+            continue
+        begin = time.perf_counter()
+        hits = index.search(query, 10)
+        latencies.append((time.perf_counter() - begin) * 1000)
+        if hits and first_hit is None:
+            first_hit = time.perf_counter() - started
+    thread.join()
+    return done[0], {
+        "partial_first_hit_s": round(first_hit, 2) if first_hit is not None else None,
+        "partial_searches": len(latencies),
+        "partial_search_p50_ms": round(statistics.median(latencies), 1) if latencies else None,
+        "partial_search_p95_ms": round(percentile(latencies, 0.95), 1) if latencies else None,
+    }
 
 
 def refresh_context(index: Any, path: str) -> object:
@@ -312,6 +344,9 @@ def main() -> None:
             f"{prefix}cold_index_s": r["cold_index_s"],
             f"{prefix}commit_search_build_ms": r["commit_search_build_ms"],
             f"{prefix}first_context_build_ms": r["first_context_build_ms"],
+            f"{prefix}partial_first_hit_s": r["partial_first_hit_s"],
+            f"{prefix}partial_search_p50_ms": r["partial_search_p50_ms"],
+            f"{prefix}partial_search_p95_ms": r["partial_search_p95_ms"],
             f"{prefix}peak_rss_mb": r["peak_rss_mb"],
             f"{prefix}files": r["files"],
         }

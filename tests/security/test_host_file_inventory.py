@@ -258,8 +258,16 @@ ALLOWED: dict[str, str] = {
     "codeloop.index.embeddings:save_vectors:*.replace": "ours: chunk vectors in the index "
                                                         "cache",
     "codeloop.index.embeddings:vectors_home:*.is_dir": "ours: an index dir in the cache",
-    "codeloop.index.warmup:open_session_index:*.is_dir": "ours: the repository's index dir in "
-                                                         "the cache",
+    "codeloop.index.registry:share_with_seed:*.exists": "ours: the repository's index dir in "
+    "the cache",
+    "codeloop.index.registry:share_with_seed:*.rename": "ours: a copied index dir put in place "
+    "in the cache",
+    "codeloop.index.registry:share_with_seed:shutil.rmtree": "ours: a temporary index dir in "
+    "the cache",
+    "codeloop.index.service:RepoIndex.copy_to:shutil.copytree": "ours: an index dir copied to "
+    "another in the cache",
+    "codeloop.index.service:RepoIndex.copy_to:sqlite3.connect": "ours: the copy's index "
+    "database in the cache",
     "codeloop.index.registry:open_index:shutil.copytree": "ours: seeding one index dir from another",
     "codeloop.index.registry:discard_index:*.is_dir": "ours: an index dir",
     "codeloop.index.registry:discard_index:shutil.rmtree": "ours: an index dir",

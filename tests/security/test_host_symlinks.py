@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-import codeloop.index.service as index_service
+import codeloop.index.sweep as index_sweep
 import codeloop.tools.grep as grep_tool
 from codeloop.config import Settings
 from codeloop.errors import PathOutsideWorkspace
@@ -195,7 +195,7 @@ def test_index_sweep_skips_a_file_swapped_for_a_link_after_the_walk(
         scene: Scene, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index = RepoIndex(scene.ws.path, tmp_path / "cache", sweep_interval=3600)
     target = scene.ws.path / "src" / "util.py"
-    real_walk = index_service.walk
+    real_walk = index_sweep.walk
 
     def walk_then_swap(root: Path) -> Iterator[object]:
         entries = list(real_walk(root))
@@ -203,7 +203,7 @@ def test_index_sweep_skips_a_file_swapped_for_a_link_after_the_walk(
         target.symlink_to(scene.secret)
         return iter(entries)
 
-    monkeypatch.setattr(index_service, "walk", walk_then_swap)
+    monkeypatch.setattr(index_sweep, "walk", walk_then_swap)
     index.update()
     assert "src/util.py" not in index.paths()
     assert all(scene.token not in h.text for h in index.search(f"{scene.token} util"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from codeloop.context.tokens import TokenCounter, get_counter
@@ -23,9 +24,23 @@ class RepoMap:
     shown: set[tuple[str, int]] = field(default_factory=set)
 
 
-def _def_order(hit: SymbolHit, focus: Focus) -> tuple[int, int, int]:
-    mentioned = 0 if hit.name in focus.identifiers else 1
-    return (mentioned, _KIND_ORDER.get(hit.kind, 3), hit.start_line)
+def _choose(index: RepoIndex, path: str, defs: list[SymbolHit], focus: Focus
+            ) -> list[SymbolHit]:
+    """The `MAX_DEFS_PER_FILE` definitions a large file shows, in line order: those the focus
+    names first, then classes, functions and methods by kind and line."""
+    # By kind and line, once per file version (the lists are the index's, replaced on edit):
+    # sorting a thousand definitions per file for every map was most of the map's time.
+    orders = index.memo("map_def_order", dict[str, tuple[list[SymbolHit], list[SymbolHit]]])
+    known = orders.get(path)
+    if known is None or known[0] is not defs:
+        known = (defs, sorted(defs, key=lambda h: (_KIND_ORDER.get(h.kind, 3), h.start_line)))
+        orders[path] = known
+    names = focus.identifiers
+    chosen = [h for h in known[1] if h.name in names][:MAX_DEFS_PER_FILE]
+    if len(chosen) < MAX_DEFS_PER_FILE:
+        rest = (h for h in known[1] if h.name not in names)
+        chosen += itertools.islice(rest, MAX_DEFS_PER_FILE - len(chosen))
+    return sorted(chosen, key=lambda h: h.start_line)
 
 
 def _indent(hit: SymbolHit) -> str:
@@ -50,8 +65,7 @@ def build_repo_map(index: RepoIndex, focus_text: str, budget_tokens: int,
         defs = defs_by_file.get(path, [])  # in line order
         if len(defs) > MAX_DEFS_PER_FILE:
             # Only a file with more definitions than fit needs choosing (most do not).
-            defs = sorted(defs, key=lambda h: _def_order(h, focus))[:MAX_DEFS_PER_FILE]
-            defs.sort(key=lambda h: h.start_line)
+            defs = _choose(index, path, defs, focus)
         chosen = defs
         title = f"{path}:"
         block = [f"{hit.start_line:>6}│ {_indent(hit)}{hit.signature}" for hit in chosen]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from codeloop.context.repomap import RepoMap, build_repo_map
@@ -53,7 +54,7 @@ class TaskContext:
     ranked_files: list[tuple[str, float]] = field(default_factory=list)
 
 
-def number_lines(lines: list[str], first: int) -> str:
+def number_lines(lines: Sequence[str], first: int) -> str:
     return "\n".join(f"{first + i:>6}│ {line}" for i, line in enumerate(lines))
 
 
@@ -63,8 +64,13 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
                        semantic: bool = False) -> TaskContext:
     """Repo map (a `map_share` of the budget) then code for `task`, never over the budget;
     nothing `seen` already shows, and the ranking fused with embeddings if `semantic`."""
-    counter = counter or get_counter()
-    seen = seen or Seen()
+    with index.reading():
+        return _build(index, task, budget_tokens, counter or get_counter(), map_share,
+                      seen or Seen(), semantic)
+
+
+def _build(index: RepoIndex, task: str, budget_tokens: int, counter: TokenCounter,
+           map_share: float, seen: Seen, semantic: bool) -> TaskContext:
     task = without_reports(task)
     focus = focus_of(index, task)
     # One BM25 pass serves the ranking and the snippets; snippets are hash-checked when read.
@@ -93,7 +99,7 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
     parts = [repo_map.text]
     snippets: list[Snippet] = []
     covered: dict[str, list[tuple[int, int]]] = {}
-    file_lines: dict[str, list[str] | None] = {}
+    file_lines: dict[str, Sequence[str] | None] = {}
     for _score, path, start, end in candidates:
         spans = covered.setdefault(path, [])
         if any(s <= start and end <= e for s, e in spans) or seen.covers(path, start, end):

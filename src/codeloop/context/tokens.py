@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from typing import Any, Protocol
 
 from codeloop.llm.types import Message
@@ -14,6 +15,11 @@ from codeloop.llm.types import Message
 DEFAULT_ENCODING = "cl100k_base"
 # Chat formats wrap each message in a few tokens of role markup.
 MESSAGE_OVERHEAD = 4
+# Texts counted again are common (every turn's request holds the conversation so far; the
+# same files' snippets and map blocks come back turn after turn): the counts of the last
+# few thousand texts longer than a line are kept.
+_CACHED_COUNTS = 2048
+_CACHE_MIN_CHARS = 80
 
 
 class TokenCounter(Protocol):
@@ -35,9 +41,18 @@ class BpeCounter:
     name: str
     encoding: Any
     estimated: bool = False
+    _cached: Callable[[str], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_cached", lru_cache(maxsize=_CACHED_COUNTS)(self._count))
+
+    def _count(self, text: str) -> int:
+        return int(self.encoding.count(text))
 
     def count(self, text: str) -> int:
-        return int(self.encoding.count(text)) if text else 0
+        if len(text) < _CACHE_MIN_CHARS:
+            return self._count(text) if text else 0
+        return self._cached(text)
 
 
 @dataclass(frozen=True)

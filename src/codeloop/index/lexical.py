@@ -50,7 +50,17 @@ class LexicalIndex:
 
     def adopt(self, builder: LexicalBuilder) -> None:
         """Replace everything with the documents `builder` collected (and empty it)."""
-        keys, model, df, lens = builder.finish()
+        self._install(*builder.finish())
+
+    @classmethod
+    def snapshot(cls, builder: LexicalBuilder) -> LexicalIndex:
+        """An index of the documents `builder` holds so far; it keeps collecting."""
+        index = cls()
+        index._install(*builder.model(keep=True))
+        return index
+
+    def _install(self, keys: list[str], model: bm25s.BM25 | None, df: Counter[str],
+                 lens: list[int]) -> None:
         self._base_keys = keys
         self._base_pos = {k: i for i, k in enumerate(keys)}
         self._base_len = dict(zip(keys, lens, strict=True))
@@ -155,18 +165,27 @@ class LexicalIndex:
         if not self._overlay:
             return []
         avgdl = self._total_len / max(1, self._n_docs)
-        idf = {t: math.log(1 + (self._n_docs - self._df[t] + 0.5) / (self._df[t] + 0.5))
-               for t in set(query)}
         repeats = Counter(query)  # a term said twice counts twice, as in the base index
+        wanted = repeats.keys()
+        idf: dict[str, float] = {}
         out = []
         for key, (counts, length) in self._overlay.items():
+            # Only the terms the document has (a set intersection, in C): an issue text
+            # brings hundreds of terms and a document a few dozen.
+            common = counts.keys() & wanted
+            if not common:
+                continue
+            norm = K1 * (1 - B + B * length / avgdl)
             score = 0.0
-            for t, times in repeats.items():
-                tf = counts.get(t, 0)
-                if tf:
-                    # The base's formula (bm25s "lucene": no (k1+1) factor), so a document
-                    # scores alike before and after it moves to the overlay.
-                    score += times * idf[t] * tf / (tf + K1 * (1 - B + B * length / avgdl))
+            for t in sorted(common):  # a fixed order: the same sum on every run
+                weight = idf.get(t)
+                if weight is None:
+                    df = self._df[t]
+                    weight = idf[t] = math.log(1 + (self._n_docs - df + 0.5) / (df + 0.5))
+                tf = counts[t]
+                # The base's formula (bm25s "lucene": no (k1+1) factor), so a document
+                # scores alike before and after it moves to the overlay.
+                score += repeats[t] * weight * tf / (tf + norm)
             if score > 0:
                 out.append((key, score))
         return out
@@ -240,11 +259,22 @@ class LexicalBuilder:
 
     def finish(self) -> tuple[list[str], bm25s.BM25 | None, Counter[str], list[int]]:
         """(keys, model or None when empty, document frequencies, lengths); empties self."""
+        return self.model(keep=False)
+
+    def model(self, keep: bool) -> tuple[list[str], bm25s.BM25 | None, Counter[str], list[int]]:
+        """What `finish` returns; with `keep` the documents stay (copied out: a build in
+        progress searched before it ends), else self is emptied."""
         keys, vocab, lens = self._keys, self._vocab, self._lens.tolist()
-        ids = np.frombuffer(self._ids, dtype=np.int32)
-        tfs = np.frombuffer(self._tfs, dtype=np.int32).astype(np.float32)
-        ends = np.frombuffer(self._ends, dtype=np.int64)
-        self._reset()
+        if keep:
+            keys, vocab = list(keys), dict(vocab)
+            ids = np.array(self._ids, dtype=np.int32)
+            tfs = np.array(self._tfs, dtype=np.float32)
+            ends = np.array(self._ends, dtype=np.int64)
+        else:
+            ids = np.frombuffer(self._ids, dtype=np.int32)
+            tfs = np.frombuffer(self._tfs, dtype=np.int32).astype(np.float32)
+            ends = np.frombuffer(self._ends, dtype=np.int64)
+            self._reset()
         df_array = np.bincount(ids, minlength=len(vocab))
         df = Counter(dict(zip(vocab, df_array.tolist(), strict=True)))
         if not keys:

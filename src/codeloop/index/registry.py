@@ -4,6 +4,7 @@ session view's index when its run ends, and indexes whose tree is gone."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sqlite3
 import threading
@@ -16,8 +17,10 @@ _OPEN: dict[tuple[Path, Path | None], RepoIndex] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_index(root: Path, cache: Path | None = None, seed: Path | None = None) -> RepoIndex:
-    """The index for `root`, opened once per process and path (and brought up to date).
+def open_index(root: Path, cache: Path | None = None, seed: Path | None = None,
+               sweep: bool = True) -> RepoIndex:
+    """The index for `root`, opened once per process and path (and brought up to date, unless
+    `sweep` is False: then the caller sweeps it, and may search it meanwhile).
 
     `seed` is a tree `root` was copied from (a workspace's source repository): if `root` has
     no index yet and `seed` has one, it is copied first, so only the files that differ are
@@ -34,9 +37,34 @@ def open_index(root: Path, cache: Path | None = None, seed: Path | None = None) 
             if source is not None and source.is_dir() and not target.exists():
                 shutil.copytree(source, target)
             index = RepoIndex(root, key[1], background_sweeps=True, seed=seed)
-            index.update()
             _OPEN[key] = index
-        return index
+    if sweep and not index.swept:
+        index.update()
+    return index
+
+
+def share_with_seed(index: RepoIndex, cache: Path | None = None) -> bool:
+    """Give a view's repository a copy of the view's index when it has none of its own (a
+    cold start builds the view's index only), so later views start from it; True if copied.
+
+    Files the session edited meanwhile differ from the repository's in modification time,
+    so the repository's first sweep re-reads them."""
+    if index.seed is None:
+        return False
+    cache = cache if cache is not None else store.cache_root()
+    target = store.index_dir(index.seed, cache)
+    if target.exists():
+        return False
+    temp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        index.copy_to(temp)
+        store.write_origin(temp, store.Origin(str(index.seed.resolve())))
+        temp.rename(target)
+    except (OSError, sqlite3.Error):
+        return False  # another process made it first, or the cache is not writable
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    return True
 
 
 def discard_index(root: Path, cache: Path | None = None) -> bool:

@@ -1,47 +1,54 @@
 """`RepoIndex`: one repository's index, kept fresh, that never serves stale content.
 
-Freshness: a sweep compares every file's (mtime, size) with the index and hashes only the
-files whose stat changed; only files whose hash changed are re-parsed. A sweep runs on
-`update()`, when git's HEAD moves (checkout, rebase), and at most every `sweep_interval`
-seconds before a query (on a background thread for `open_index`, so no query waits for the
-walk). `notify_changed` re-indexes named files at once (the loop calls it after an edit; the
-watcher calls it on file events). Independently of all that, every hit is checked against
-the file on disk (its hash) before it is returned; a stale hit re-indexes the file and the
-query is run again.
+Freshness: a sweep (`sweep.run_sweep`) compares every file's (mtime, size) with the index
+and hashes only the files whose stat changed; only files whose hash changed are re-parsed.
+A sweep runs on `update()`, when git's HEAD moves (checkout, rebase), and at most every
+`sweep_interval` seconds before a query (on a background thread for `open_index`, so no
+query waits for the walk). It commits a batch of files at a time, so queries during a long
+build answer from what is indexed so far (`progress()` says how far). `notify_changed`
+re-indexes named files at once (the loop calls it after an edit; the watcher calls it on
+file events). Independently of all that, every hit is checked against the file on disk (its
+hash) before it is returned; a stale hit re-indexes the file and the query is run again.
 """
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 import stat
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar
 
 from codeloop.index import store
-from codeloop.index.analyse import Analysis, analyse, decode
-from codeloop.index.graph import FileGraph, build_graph
+from codeloop.index.graph import FileGraph, build_graph, with_file_edges
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
+from codeloop.index.lines import RecentLines, stat_key
+from codeloop.index.readers import ReaderPriority
+from codeloop.index.sweep import BuildProgress, SweepTarget, run_sweep
 from codeloop.index.term_indexes import TermIndexes
 from codeloop.index.terms import query_terms
-from codeloop.index.walker import MAX_FILE_BYTES, WalkedFile, is_ignored, skipped_by_name, walk
+from codeloop.index.walker import is_ignored
+from codeloop.index.writer import IndexWriter, parse
 from codeloop.workspace.errors import UnsafePath
 from codeloop.workspace.hostfs import SafeRoot
 
 SWEEP_INTERVAL_S = 5.0
-# Lines of recently read files kept split (~5 MB): the context builder reads the same large
-# files for one query after another.
-RECENT_LINES = 60_000
 _MAX_RETRIES = 2
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
+# Memos made from the list of indexed paths alone: kept when a file's content changes.
+_PATH_MEMOS = frozenset({"paths", "path_set", "path_suffixes", "path_components"})
 T = TypeVar("T")
 
 
 class RepoIndex:
-    """The index of one directory, stored under the cache dir (see `store.index_dir`)."""
+    """The index of one directory, stored under the cache dir (see `store.index_dir`).
+
+    Every read and write of `db` holds `_lock`; a sweep holds it per committed batch only."""
 
     def __init__(self, root: Path, cache: Path | None = None,
                  sweep_interval: float = SWEEP_INTERVAL_S, background_sweeps: bool = False,
@@ -49,6 +56,7 @@ class RepoIndex:
         self.root = root.resolve()
         # Every read of the tree goes through here: a link in it is never followed.
         self.fs = SafeRoot(self.root)
+        self.seed = seed
         self.background_sweeps = background_sweeps
         self._sweeper: threading.Thread | None = None
         self.dir = store.index_dir(self.root, cache)
@@ -56,12 +64,24 @@ class RepoIndex:
         store.record_origin(self.dir, self.root, seed)
         self.sweep_interval = sweep_interval
         self._lock = threading.RLock()
+        self._sweeping = threading.Lock()  # one sweep at a time
         self._terms = TermIndexes(self.root, self.dir, self.db)
+        self._writer = IndexWriter(self.db, self._terms, self._changed)
+        self._priority = ReaderPriority()
+        # Public so a test can hold a build after a batch (`after_batch`).
+        self.sweeps = SweepTarget(self.fs, self.db, self._terms, self._writer, self._lock,
+                                  pause=self._priority.pause)
+        # Derived tables kept across edits (each rebuilt in full took ~0.75 s of CPU on
+        # sympy, in the first context refresh after every edit): the graph gets the edited
+        # files' edges again, the definitions their rows; path memos only change with paths.
         self._graph: FileGraph | None = None
+        self._graph_edited: set[str] = set()
+        self._defs: dict[str, list[SymbolHit]] | None = None
+        self._defs_edited: set[str] = set()
         self._generation = 0
         self._memo: dict[str, object] = {}
-        self._recent_lines: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
-        self._recent_line_count = 0
+        self._path_memo: dict[str, object] = {}
+        self._lines = RecentLines()
         self._last_sweep = 0.0
         self._head = git_head(self.root)
         # A copied workspace has no .git of its own: its history is its source's.
@@ -72,54 +92,39 @@ class RepoIndex:
     def close(self) -> None:
         if self._sweeper is not None:
             self._sweeper.join()
-        with self._lock:
+        with self._sweeping, self._lock:
             self.db.close()
 
     # --- freshness ----------------------------------------------------------------------
 
     def update(self) -> UpdateStats:
         """Sweep the whole tree: add, re-index and drop files so the index matches the disk."""
-        started = time.perf_counter()
-        entries = list(walk(self.root))  # outside the lock: queries go on while we walk
-        with self._lock:
-            stats = UpdateStats()
-            known = {str(p): (int(s), int(m), str(h)) for p, s, m, h in
-                     self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
-            seen: set[str] = set()
-            self._terms.begin_sweep(_stat_changes(entries, known))
-            self.db.execute("BEGIN")
-            try:
-                for entry in entries:
-                    stats.scanned += 1
-                    seen.add(entry.rel)
-                    old = known.get(entry.rel)
-                    if old is not None and old[0] == entry.size and old[1] == entry.mtime_ns:
-                        stats.unchanged += 1
-                        continue
-                    outcome = self._refresh_file(entry.rel, old[2] if old else None)
-                    if outcome == "added":
-                        stats.added += 1
-                    elif outcome == "changed":
-                        stats.changed += 1
-                    else:
-                        stats.unchanged += 1
-                for path in known.keys() - seen:
-                    self._drop(path)
-                    stats.removed += 1
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                self._terms.abort_sweep()
-                raise
-            stats.lexical_rebuilt = self._terms.end_sweep()
+        with self._sweeping:
+            stats = run_sweep(self.root, self.sweeps)
             self._last_sweep = time.monotonic()
             self._head = git_head(self.root)
-            stats.seconds = time.perf_counter() - started
             return stats
+
+    @property
+    def swept(self) -> bool:
+        """Whether a sweep has run since the index was opened."""
+        return self._last_sweep > 0
+
+    def progress(self) -> BuildProgress | None:
+        """How far the build under way is; None when the index is complete."""
+        with self._lock:
+            return self.sweeps.progress
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Mark a foreground read (a tool call, a context build): a sweep on another thread
+        pauses at its next step until it ends (see `readers`)."""
+        return self._priority.reading()
 
     def ensure_fresh(self) -> None:
         """Sweep now if HEAD moved; sweep (in the background if so configured) when the last
         sweep is older than `sweep_interval`. Served hits are hash-checked either way."""
+        if self._sweeping.locked():
+            return  # a sweep is under way: queries answer from its committed batches
         if git_head(self.root) != self._head:
             self.update()
         elif time.monotonic() - self._last_sweep > self.sweep_interval:
@@ -137,108 +142,73 @@ class RepoIndex:
             self.db.execute("BEGIN")
             try:
                 for rel in paths:
-                    row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
+                    old = self._writer.current_hash(rel)
                     if is_ignored(self.root, rel):
-                        if row is not None:
-                            self._drop(rel)
+                        if old is not None:
+                            self._writer.drop(rel)
                         continue
-                    self._refresh_file(rel, None if row is None else str(row[0]))
+                    self._writer.apply(rel, old, parse(self.fs, rel, old))
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
 
-    def _refresh_file(self, rel: str, old_hash: str | None) -> str:
-        """Bring one file's rows up to date; returns "added", "changed", "same" or "removed"."""
-        try:
-            st = self.fs.lstat(rel)
-            if (st is None or not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES
-                    or skipped_by_name(rel)):
-                raise FileNotFoundError(rel)
-            data = self.fs.read_bytes(rel, MAX_FILE_BYTES + 1)
-        except (OSError, UnsafePath):
-            if old_hash is not None:
-                self._drop(rel)
-            return "removed"
-        digest = store.content_hash(data)
-        if digest == old_hash:
-            self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
-                            (st.st_size, st.st_mtime_ns, rel))
-            return "same"
-        if old_hash is not None:
-            self._drop(rel)
-        self._insert(rel, st.st_size, st.st_mtime_ns, digest, analyse(rel, data))
-        return "added" if old_hash is None else "changed"
+    def copy_to(self, directory: Path) -> None:
+        """Copy the index (store, saved term indexes, vectors) into a new `directory`: the
+        store through SQLite's backup, the rest as files, with no write between them."""
+        with self._lock:
+            shutil.copytree(self.dir, directory, ignore=shutil.ignore_patterns(
+                "index.sqlite*", store.ORIGIN_FILE, ".*"))
+            copy = sqlite3.connect(str(directory / "index.sqlite"))
+            try:
+                self.db.backup(copy)
+            finally:
+                copy.close()
 
-    def _changed(self) -> None:
+    def _changed(self, rel: str, structural: bool) -> None:
+        """After a file's rows changed (under the lock): drop or mark what derives from them."""
         self._generation += 1
         self._memo.clear()
-        self._graph = None
+        self._defs_edited.add(rel)
+        if structural:
+            self._path_memo.clear()
+            self._graph = None
+            self._graph_edited.clear()
+        elif self._graph is not None:
+            self._graph_edited.add(rel)
 
     def memo(self, name: str, factory: Callable[[], T]) -> T:
-        """A value derived from the index, cached until the next change."""
+        """A value derived from the index, cached until the next change (of the set of
+        paths, for the path memos)."""
+        memos = self._path_memo if name in _PATH_MEMOS else self._memo
         with self._lock:
-            if name not in self._memo:
-                self._memo[name] = factory()
-            return self._memo[name]  # type: ignore[return-value]
-
-    def _drop(self, rel: str) -> None:
-        self._changed()
-        self._terms.remove(rel, store.delete_file_rows(self.db, rel))
-
-    def _insert(self, rel: str, size: int, mtime_ns: int, digest: str, a: Analysis) -> None:
-        self._changed()
-        db = self.db
-        db.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?)",
-                   (rel, size, mtime_ns, digest, a.language, int(a.indexed), a.lines))
-        if not a.indexed:
-            return
-        chunk_docs = []
-        for chunk, toks in zip(a.chunks, a.chunk_terms, strict=True):
-            cur = db.execute("INSERT INTO chunks(path, start_line, end_line, symbol) "
-                             "VALUES (?,?,?,?)", (rel, chunk.start_line, chunk.end_line,
-                                                  chunk.symbol))
-            chunk_docs.append((str(cur.lastrowid), toks))
-        self._terms.add(rel, chunk_docs, a.file_terms)
-        db.executemany("INSERT INTO defs VALUES (?,?,?,?,?,?,?)", [
-            (rel, d.name, d.kind, d.start_line, d.end_line, d.signature, d.parent)
-            for d in a.symbols.definitions])
-        db.executemany("INSERT INTO refs VALUES (?,?,?,?)", [
-            (rel, r.name, r.line, r.kind) for r in a.symbols.references])
-        db.executemany("INSERT INTO imports VALUES (?,?)", [
-            (rel, m) for m in a.symbols.imports])
+            if name not in memos:
+                memos[name] = factory()
+            return memos[name]  # type: ignore[return-value]
 
     # --- serving (every result is checked against the disk first) -----------------------
 
-    def _current(self, rel: str) -> tuple[bool, list[str]]:
-        """(fresh, lines): whether the indexed hash still matches the file, and its lines."""
-        row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
+    def _current(self, rel: str) -> tuple[bool, Sequence[str]]:
+        """(fresh, lines): whether the indexed hash still matches the file, and its lines.
+        A file with the stat it had when last hashed is not read again (see `lines`)."""
+        with self._lock:
+            row = self.db.execute("SELECT hash FROM files WHERE path=?", (rel,)).fetchone()
         try:
+            st = self.fs.lstat(rel)
+            if st is None or not stat.S_ISREG(st.st_mode):
+                return False, []
+            key = stat_key(st)
+            known = self._lines.known(rel, key)
+            if known is not None:
+                return row is not None and known[0] == row[0], known[1]
             data = self.fs.read_bytes(rel)
         except (OSError, UnsafePath):
             return False, []
         digest = store.content_hash(data)
-        return row is not None and digest == row[0], self._split(rel, digest, data)
-
-    def _split(self, rel: str, digest: str, data: bytes) -> list[str]:
-        """The file's lines, reused when the same content was split recently (the hash was
-        checked on this read; splitting a large file costs more than reading it)."""
-        with self._lock:
-            cached = self._recent_lines.pop(rel, None)
-            if cached is not None and cached[0] == digest:
-                self._recent_lines[rel] = cached
-                return cached[1]
-        lines = decode(data).splitlines()
-        with self._lock:
-            self._recent_lines[rel] = (digest, lines)
-            self._recent_line_count += len(lines) - (len(cached[1]) if cached else 0)
-            while self._recent_line_count > RECENT_LINES and len(self._recent_lines) > 1:
-                _, (_, dropped) = self._recent_lines.popitem(last=False)
-                self._recent_line_count -= len(dropped)
-        return lines
+        return row is not None and digest == row[0], self._lines.split(rel, digest, data, key)
 
     def _serve(self, produce: Callable[[], list[T]], path_of: Callable[[T], str],
-               finish: Callable[[T, list[str]], T | None]) -> list[T]:
+               finish: Callable[[T, Sequence[str]], T | None]) -> list[T]:
         """Run a query, re-indexing stale files and re-running until every hit is fresh."""
         self.ensure_fresh()
         with self._lock:
@@ -246,7 +216,7 @@ class RepoIndex:
                 hits = produce()
                 out: list[T] = []
                 stale: list[str] = []
-                cache: dict[str, tuple[bool, list[str]]] = {}
+                cache: dict[str, tuple[bool, Sequence[str]]] = {}
                 for hit in hits:
                     path = path_of(hit)
                     if path not in cache:
@@ -269,7 +239,7 @@ class RepoIndex:
         q = list(query_terms(query))
 
         def produce() -> list[ChunkHit]:
-            found = self._terms.chunks.search(q, limit)
+            found = self._terms.searchable()[0].search(q, limit)
             if not found:
                 return []
             scores = {int(k): s for k, s in found}
@@ -279,7 +249,7 @@ class RepoIndex:
             hits = [ChunkHit(p, s, e, sym, scores[i], "") for i, p, s, e, sym in rows]
             return sorted(hits, key=lambda h: (-h.score, h.path, h.start_line))
 
-        def finish(hit: ChunkHit, lines: list[str]) -> ChunkHit:
+        def finish(hit: ChunkHit, lines: Sequence[str]) -> ChunkHit:
             text = "\n".join(lines[hit.start_line - 1:hit.end_line])
             return ChunkHit(hit.path, hit.start_line, hit.end_line, hit.symbol, hit.score, text)
 
@@ -293,7 +263,7 @@ class RepoIndex:
         """Files by BM25 over their whole text (no freshness check: paths, not content)."""
         self.ensure_fresh()
         with self._lock:
-            return self._terms.files.search(list(query_terms(query)), limit)
+            return self._terms.searchable()[1].search(list(query_terms(query)), limit)
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
         """Definitions named `name` (or `Parent.name`); exact first, then prefix matches."""
@@ -312,7 +282,7 @@ class RepoIndex:
             hits = [SymbolHit(*r) for r in rows]
             return sorted(hits, key=lambda h: (h.name != short, h.path, h.start_line))
 
-        def finish(hit: SymbolHit, lines: list[str]) -> SymbolHit | None:
+        def finish(hit: SymbolHit, lines: Sequence[str]) -> SymbolHit | None:
             return hit if hit.start_line <= len(lines) else None
 
         return self._serve(produce, lambda h: h.path, finish)
@@ -326,19 +296,19 @@ class RepoIndex:
                                    "ORDER BY path, line LIMIT ?", (short, limit)).fetchall()
             return [ReferenceHit(str(p), int(ln), short, "") for p, ln in rows]
 
-        def finish(hit: ReferenceHit, lines: list[str]) -> ReferenceHit | None:
+        def finish(hit: ReferenceHit, lines: Sequence[str]) -> ReferenceHit | None:
             if hit.line > len(lines):
                 return None
             return ReferenceHit(hit.path, hit.line, hit.name, lines[hit.line - 1])
 
         return self._serve(produce, lambda h: h.path, finish)
 
-    def fresh_lines(self, rel: str) -> list[str] | None:
+    def fresh_lines(self, rel: str) -> Sequence[str] | None:
         """A file's lines if the index still matches it, else None (nothing re-indexed)."""
         fresh, lines = self._current(rel)
         return lines if fresh else None
 
-    def read_lines(self, rel: str) -> list[str] | None:
+    def read_lines(self, rel: str) -> Sequence[str] | None:
         """A file's current lines, re-indexing it first if it changed; None if it is gone."""
         fresh, lines = self._current(rel)
         if not fresh:
@@ -352,6 +322,9 @@ class RepoIndex:
         with self._lock:
             if self._graph is None:
                 self._graph = build_graph(self.db)
+            elif self._graph_edited:
+                self._graph = with_file_edges(self._graph, self.db, self._graph_edited)
+            self._graph_edited = set()
             return self._graph
 
     def commit_search(self) -> CommitSearch:
@@ -363,13 +336,25 @@ class RepoIndex:
             return self._history[1]
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
-        by_path = self.memo("defs_by_path", self._load_definitions)
-        return {p: by_path.get(p, []) for p in paths}
+        """Each path's definitions in line order (all loaded once, edited files again)."""
+        with self._lock:
+            if self._defs is None:
+                self._defs = self._load_definitions("", [])
+            elif self._defs_edited:
+                edited = sorted(self._defs_edited)
+                for i in range(0, len(edited), _SQL_BATCH):
+                    batch = edited[i:i + _SQL_BATCH]
+                    for path in batch:
+                        self._defs.pop(path, None)
+                    self._defs.update(self._load_definitions(
+                        f"WHERE path IN ({','.join('?' * len(batch))}) ", batch))
+            self._defs_edited = set()
+            return {p: self._defs.get(p, []) for p in paths}
 
-    def _load_definitions(self) -> dict[str, list[SymbolHit]]:
+    def _load_definitions(self, where: str, args: list[str]) -> dict[str, list[SymbolHit]]:
         out: dict[str, list[SymbolHit]] = {}
         for row in self.db.execute("SELECT path, name, kind, start_line, end_line, signature, "
-                                   "parent FROM defs ORDER BY path, start_line"):
+                                   f"parent FROM defs {where}ORDER BY path, start_line", args):
             out.setdefault(row[0], []).append(SymbolHit(*row))
         return out
 
@@ -395,7 +380,8 @@ class RepoIndex:
 
     def stats(self) -> dict[str, int]:
         def count(sql: str) -> int:
-            row = self.db.execute(sql).fetchone()
+            with self._lock:
+                row = self.db.execute(sql).fetchone()
             return int(row[0]) if row else 0
         return {
             "files": count("SELECT COUNT(*) FROM files WHERE indexed=1"),
@@ -405,14 +391,6 @@ class RepoIndex:
             "references": count("SELECT COUNT(*) FROM refs"),
             "imports": count("SELECT COUNT(*) FROM imports"),
         }
-
-
-def _stat_changes(entries: list[WalkedFile], known: dict[str, tuple[int, int, str]]) -> int:
-    """How many files a sweep will look at: new, changed in size or time, or gone."""
-    present = {e.rel for e in entries}
-    changed = sum(1 for e in entries
-                  if (old := known.get(e.rel)) is None or old[:2] != (e.size, e.mtime_ns))
-    return changed + len(known.keys() - present)
 
 
 def _like_prefix(text: str) -> str:

@@ -1,10 +1,12 @@
 """The session's code index, opened on a thread so the first model call does not wait for it.
 
 A cold repository takes seconds to minutes to index (sympy: 15–170 s by load); a warm one
-still a second to load and sweep. Meanwhile the model works with `grep`, `read_file` and
-`list_files`; the search tools wait a little for the index and otherwise say it is not ready
-(`IndexBuilding`). The repository's own index is built first when it has none, so that the
-next session's view starts from a copy of it (`index.registry.open_index`).
+still a second to load and sweep. The index is handed out as soon as it is open: while it
+builds, the search tools answer from the batches committed so far and say the index is
+partial (`RepoIndex.progress`); before it opens they wait a little and otherwise say it is
+not ready (`IndexBuilding`). A cold start builds the view's index and then gives the
+repository a copy, so that the next session's view starts from it
+(`index.registry.share_with_seed`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from pathlib import Path
 
 from codeloop.errors import CodeloopError
 from codeloop.index import store
-from codeloop.index.registry import open_index
+from codeloop.index.registry import open_index, share_with_seed
 from codeloop.index.service import RepoIndex
 
 # Opens the index of `view` (a workspace's tree) seeded from `repo`, in the cache directory
-# given: what tests slow down.
+# given: what tests slow down. The index may come back unswept: the warmup sweeps it.
 IndexOpener = Callable[[Path, Path, Path], RepoIndex]
 WARMUP_SERVICE = "index_warmup"
 _live: weakref.WeakSet[IndexWarmup] = weakref.WeakSet()
@@ -38,15 +40,10 @@ class IndexUnavailable(CodeloopError):
 
 
 def open_session_index(view: Path, repo: Path, cache: Path) -> RepoIndex:
-    """The view's index, after building the repository's own when it has none (so it seeds
-    this view and later sessions' views)."""
-    if view.resolve() != repo.resolve() and not store.index_dir(repo, cache).is_dir():
-        own = RepoIndex(repo, cache)
-        try:
-            own.update()
-        finally:
-            own.close()
-    return open_index(view, cache, seed=repo)
+    """The view's index, open but not yet swept (a copy of the repository's when it has
+    one; empty when cold)."""
+    return open_index(view, cache, seed=repo if view.resolve() != repo.resolve() else None,
+                      sweep=False)
 
 
 class IndexWarmup:
@@ -78,9 +75,15 @@ class IndexWarmup:
 
     def _run(self) -> None:
         try:
-            self.index = self.opener(self.view, self.repo, self.cache)
+            index = self.opener(self.view, self.repo, self.cache)
+            self.index = index
+            self._opened.set()  # searchable from here on: partial until the sweep ends
+            if not index.swept:
+                index.update()
+            share_with_seed(index, self.cache)
             self.ready_after_s = time.monotonic() - self.started
         except (CodeloopError, OSError, sqlite3.Error) as exc:
+            self.index = None
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self._opened.set()

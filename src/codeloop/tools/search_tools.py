@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -13,6 +15,7 @@ from codeloop.index.code_search import FOLDED, FileResult, search_code
 from codeloop.index.hits import ChunkHit, SymbolHit
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
+from codeloop.index.sweep import BuildProgress
 from codeloop.index.symbol_lookup import lookup
 from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.tools.base import Observation, Tool, ToolArgs, ToolContext
@@ -22,6 +25,8 @@ OUTPUT_TOKENS = 4_000
 # How long a search waits for an index still being built before saying it is not ready.
 INDEX_WAIT_S = 5.0
 _SNIPPET_LINES = 30
+ToolT = TypeVar("ToolT", bound=Tool)
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 
 
 def index_for(ctx: ToolContext) -> RepoIndex:
@@ -37,6 +42,31 @@ def index_for(ctx: ToolContext) -> RepoIndex:
     # Kept for the session so the loop can tell it about edits as they happen.
     ctx.services["index"] = index
     return index
+
+
+def with_progress(observation: Observation, progress: BuildProgress | None) -> Observation:
+    """Say in the result when it came from an index still being built (and how far it is),
+    so the model knows a miss may only mean "not indexed yet"."""
+    if progress is None:
+        return observation
+    observation.output = (f"[partial index: {progress.describe()}; the build goes on, so "
+                          "files not indexed yet are missing here (grep and read_file see "
+                          "every file)]\n" + observation.output)
+    observation.data["partial"] = {"indexed": progress.indexed, "total": progress.total}
+    return observation
+
+
+def reports_partial(run: Callable[[ToolT, ArgsT, ToolContext], Observation]
+                    ) -> Callable[[ToolT, ArgsT, ToolContext], Observation]:
+    """A search tool's `run` that goes before any sweep and whose result says when the
+    index was partial as it began."""
+    @functools.wraps(run)
+    def wrapped(tool: ToolT, args: ArgsT, ctx: ToolContext) -> Observation:
+        index = index_for(ctx)
+        progress = index.progress()
+        with index.reading():  # a sweep under way waits for it
+            return with_progress(run(tool, args, ctx), progress)
+    return wrapped
 
 
 def _observation(text: str, hint: str, data: dict[str, Any], limit_hit: bool) -> Observation:
@@ -86,6 +116,7 @@ class SearchCode(Tool):
     args_model = SearchCodeArgs
     tier = "read"
 
+    @reports_partial
     def run(self, args: SearchCodeArgs, ctx: ToolContext) -> Observation:
         index = index_for(ctx)
         answer = search_code(index, args.query, args.limit, args.glob)
@@ -127,6 +158,7 @@ class FindSymbol(Tool):
     args_model = FindSymbolArgs
     tier = "read"
 
+    @reports_partial
     def run(self, args: FindSymbolArgs, ctx: ToolContext) -> Observation:
         index = index_for(ctx)
         found = lookup(index, args.name, args.limit)
@@ -169,6 +201,7 @@ class FindReferences(Tool):
     args_model = FindReferencesArgs
     tier = "read"
 
+    @reports_partial
     def run(self, args: FindReferencesArgs, ctx: ToolContext) -> Observation:
         hits = visible(ctx, index_for(ctx).find_references(args.name, args.limit),
                        lambda h: h.path)
@@ -193,6 +226,7 @@ class RepoMapTool(Tool):
     args_model = RepoMapArgs
     tier = "read"
 
+    @reports_partial
     def run(self, args: RepoMapArgs, ctx: ToolContext) -> Observation:
         result = build_repo_map(index_for(ctx), args.focus, args.max_tokens)
         return Observation(ok=True, output=result.text + "\n[raise max_tokens or narrow the "

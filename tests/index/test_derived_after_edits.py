@@ -1,0 +1,74 @@
+"""What the index derives (file graph, definitions, path tables) is updated for an edited
+file instead of rebuilt, and is what a rebuild from scratch gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeloop.index.graph import FileGraph, build_graph
+from codeloop.index.service import RepoIndex
+
+
+def edges(graph: FileGraph) -> set[tuple[str, str, float, str]]:
+    name_of = {v: k for k, v in graph.names.items()}
+    return {(graph.paths[s], graph.paths[d], round(float(w), 6), name_of.get(int(n), "<import>"))
+            for s, d, w, n in zip(graph.src, graph.dst, graph.weight, graph.edge_name,
+                                  strict=True)}
+
+
+def walk_matrix(graph: FileGraph) -> dict[tuple[str, str], float]:
+    assert graph.walk is not None
+    coo = graph.walk.tocoo()
+    return {(graph.paths[c], graph.paths[r]): round(float(v), 6)
+            for r, c, v in zip(coo.row, coo.col, coo.data, strict=True)}
+
+
+def small_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "money.py").write_text("def to_cents(x):\n    return int(x * 100)\n")
+    (root / "pkg" / "tax.py").write_text("def vat(x):\n    return x * 0.2\n")
+    (root / "pkg" / "cart.py").write_text(
+        "from pkg.money import to_cents\n\n\ndef total(items):\n"
+        "    return to_cents(sum(items))\n")
+    return root
+
+
+def test_an_edit_updates_the_graph_and_definitions_as_a_rebuild_would(tmp_path: Path) -> None:
+    root = small_repo(tmp_path)
+    index = RepoIndex(root)
+    index.update()
+    before = index.graph()
+    index.definitions_in(["pkg/cart.py"])
+    path_set = index.memo("path_set", lambda: frozenset(index.paths()))
+
+    # Same names defined; the body now uses another module too.
+    (root / "pkg" / "cart.py").write_text(
+        "from pkg.money import to_cents\nfrom pkg.tax import vat\n\n\ndef total(items):\n"
+        "    return to_cents(sum(items) + vat(sum(items)))\n")
+    index.notify_changed(["pkg/cart.py"])
+    after = index.graph()
+    assert after is not before and after.paths is before.paths  # updated, not rebuilt
+    fresh = build_graph(index.db)
+    assert edges(after) == edges(fresh)
+    assert ("pkg/cart.py", "pkg/tax.py", 1.0, "vat") in edges(after)
+    assert walk_matrix(after) == walk_matrix(fresh)
+    assert list(after.out_weight) == list(fresh.out_weight)
+    [total] = index.definitions_in(["pkg/cart.py"])["pkg/cart.py"]
+    assert (total.name, total.start_line) == ("total", 5)
+    assert index.memo("path_set", frozenset) is path_set  # no file came or went
+
+    # A new name defined: other files' edges can change, so the graph is built again.
+    (root / "pkg" / "tax.py").write_text("def vat(x):\n    return x * 0.2\n\n\n"
+                                         "def to_cents(x):\n    return 0\n")
+    index.notify_changed(["pkg/tax.py"])
+    rebuilt = index.graph()
+    assert rebuilt.paths is not before.paths
+    assert edges(rebuilt) == edges(build_graph(index.db))
+    assert [d.name for d in index.definitions_in(["pkg/tax.py"])["pkg/tax.py"]] == \
+        ["vat", "to_cents"]
+
+    (root / "pkg" / "new.py").write_text("def fresh():\n    return 1\n")
+    index.notify_changed(["pkg/new.py"])
+    assert "pkg/new.py" in index.memo("path_set", lambda: frozenset(index.paths()))
+    index.close()
