@@ -18,6 +18,7 @@ from codeloop.errors import FleetError
 from codeloop.fleet.sessions import serve_on_ray
 from codeloop.server.app import create_app
 from codeloop.server.auth import TokenStore
+from tests.cli.test_cli import cli
 from tests.fleet.gated import GatedFactory
 from tests.fleet.ray_nodes import LocalRayCluster
 from tests.server.conftest import DEFAULTS, Api, write_script
@@ -29,6 +30,15 @@ def test_serve_on_ray_without_postgres_names_the_variable(tmp_path: Path) -> Non
     with pytest.raises(FleetError, match="PostgreSQL") as err:
         serve_on_ray(app.state.service, "auto", None)
     assert "CODELOOP_DATABASE_URL" in err.value.hint
+
+
+def test_serve_ray_without_postgres_refuses_before_listening(tmp_path: Path) -> None:
+    out = cli(tmp_path, "serve", "--ray", "auto", "--port", "0", timeout=60)
+    assert out.returncode != 0
+    said = out.stdout + out.stderr
+    assert "--ray needs the event log in PostgreSQL" in said
+    assert "CODELOOP_DATABASE_URL" in said
+    assert "codeloop server on" not in said
 
 
 @pytest.fixture
@@ -116,3 +126,39 @@ def test_a_worker_killed_mid_session_is_replaced_and_the_session_resumes(
     assert any(e["type"] == "tool_call_finished" for e in before)  # it was mid-session
     diff = api.ok("get", f"/sessions/{sid}/diff")
     assert diff == api.ok("get", f"/sessions/{reference}/diff")
+
+
+def _hold(api: Api, tmp_path: Path, gate: Path, name: str) -> str:
+    """Start a session and wait until its worker holds inside the gated model call."""
+    sid = _session(api, tmp_path, name)
+    deadline = time.monotonic() + 120
+    while not (gate / "reached").exists():
+        assert time.monotonic() < deadline, "the session never reached the held model call"
+        time.sleep(0.05)
+    return sid
+
+
+@pytest.mark.slow
+def test_pause_and_cancel_reach_the_session_on_its_worker(
+        ray_api: Callable[[GatedFactory], Api], tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    api = ray_api(GatedFactory(gate, hold_at=2))
+    sid = _hold(api, tmp_path, gate, "paused")
+    api.ok("post", f"/sessions/{sid}/pause")
+    (gate / "release").touch()
+    assert _wait(api, sid, "paused", 120)["status"] == "paused"
+    steps = len([e for e in api.events(sid) if e["type"] == "model_call_finished"])
+    assert steps == 2  # it stopped at the step boundary after the held call
+
+    api.ok("post", f"/sessions/{sid}/resume")  # placed again, on any node
+    assert _wait(api, sid, "finished", 120)["status"] == "finished"
+    _check_log(api.events(sid))
+
+    for name in ("reached", "release"):
+        (gate / name).unlink()
+    other = _hold(api, tmp_path, gate, "cancelled")
+    api.ok("post", f"/sessions/{other}/cancel")
+    (gate / "release").touch()
+    detail = _wait(api, other, ("finished", "stopped"), 120)
+    assert detail["status"] == "stopped" and detail["finish_reason"] == "stopped by the user"
+    assert api.events(other)[-1]["type"] == "session_finished"
