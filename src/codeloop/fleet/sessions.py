@@ -4,7 +4,6 @@ stop and pause to it, and places it again when its worker dies, resuming from th
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from codeloop.errors import FleetError
 from codeloop.events import SessionPaused, WorkerLost
@@ -74,10 +73,6 @@ class RaySessions:
             return _first_line(exc)
         finally:
             ray.kill(actor, no_restart=True)
-
-    def worker_pid(self, actor: Any) -> int:
-        """The process id behind `actor` (for tests)."""
-        return int(self.ray.get(actor.pid.remote()))
 
 
 def _first_line(exc: BaseException) -> str:

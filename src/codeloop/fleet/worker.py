@@ -6,7 +6,6 @@ resumes from the log. Stop and pause arrive as actor calls while `run` executes.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,10 +41,6 @@ class SessionWorker:
     def __init__(self, spec: WorkerSpec) -> None:
         self.spec = spec
         self.control = Control()
-
-    def pid(self) -> int:
-        """The worker process's id (tests and the kill benchmark SIGKILL it)."""
-        return os.getpid()
 
     def run(self, session_id: str) -> RunOutcome:
         """Run the session until it ends or pauses; the events go to the shared store."""
