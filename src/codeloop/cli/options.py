@@ -30,6 +30,9 @@ DataDir = Annotated[Path | None, typer.Option(
     help="Where sessions live (default: $CODELOOP_DATA_DIR or ~/.local/share/codeloop).")]
 
 # Older spellings: hidden from --help, still accepted, each with a note naming the new one.
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS",
+    help="Run on the Ray cluster whose head is at host:port ('auto': start a local one).")]
 OldRepoArgument = Annotated[Path | None, typer.Argument(hidden=True, show_default=False)]
 OldPathOption = Annotated[Path | None, typer.Option("--path", "-p", hidden=True)]
 

@@ -289,6 +289,10 @@ class LiveRenderer:
                     f"{markup_safe(data['message'])}")
         elif kind == "session_paused":
             c.print(f"[yellow]paused:[/] {markup_safe(data['reason'])}")
+        elif kind == "worker_lost":
+            then = "paused" if data["gave_up"] else "placed again"
+            c.print(f"[yellow]worker lost[/] (placement {data['attempt']}, {then}): "
+                    f"{markup_safe(data['error'])}")
         elif kind == "branch_committed":
             c.print(f"[green]branch[/] {markup_safe(data['branch'])}: commit "
                     f"{data['commit'][:12]} on {data['base'][:12]}, {len(data['files'])} file(s)")

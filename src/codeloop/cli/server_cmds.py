@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from codeloop.cli.options import DataDir
+from codeloop.cli.options import DataDir, RayAddress
 from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.config import data_dir as default_data_dir
 from codeloop.config import load_settings
@@ -83,6 +83,7 @@ def register(app: typer.Typer) -> None:
                                  "(repeatable; default: the current directory).")] = None,
         allow_remote: Annotated[bool, typer.Option(
             "--allow-remote", help="Listen on an address other than loopback.")] = False,
+        ray: RayAddress = None,
     ) -> None:
         """Serve the API and the web page; sessions left running are resumed."""
         if not is_loopback(host) and not allow_remote:
@@ -97,7 +98,18 @@ def register(app: typer.Typer) -> None:
 
         base = data or default_data_dir()
         roots = allowed_roots(allow_root or [])
+        pg_url = None
+        if ray is not None:
+            from codeloop.fleet.sessions import require_database_url
+            from codeloop.session.stores import database_url
+
+            pg_url = require_database_url(database_url())  # before anything starts
         app_ = create_app(base, allowed_roots=roots, per_user=per_user, max_workers=workers)
+        if ray is not None and pg_url is not None:
+            from codeloop.fleet.sessions import serve_on_ray
+
+            serve_on_ray(app_.state.service, ray, pg_url)
+            console.print(f"sessions run on the Ray cluster at {markup_safe(ray)}")
         sock = _bind(host, port)
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host

@@ -36,6 +36,7 @@ from codeloop.events.changes import (
     StepStatus,
 )
 from codeloop.events.context import ContextBuilt, ContextSpan
+from codeloop.events.fleet import WorkerLost
 from codeloop.events.handoff import BranchCommitted, CommitMessageWritten, PullRequestOpened
 from codeloop.events.mcp import McpServerConnected, McpServerFailed, McpToolsChanged
 from codeloop.events.memory import MemoryRecalled, MemoryStored
@@ -137,7 +138,8 @@ KnownEvent = Annotated[
     | ExplorerFinished
     | SubagentToolCall
     | AdminActionRecorded
-    | SpendAlertRaised,
+    | SpendAlertRaised
+    | WorkerLost,
     Field(discriminator="type"),
 ]
 
@@ -245,6 +247,7 @@ __all__ = [
     "UsageData",
     "UserMessage",
     "VerificationRan",
+    "WorkerLost",
     "event_type",
     "now",
     "parse_event",

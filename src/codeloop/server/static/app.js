@@ -324,6 +324,9 @@ function render(item) {
                    el("code", {}, e.ids.join(" "))); break;
     case "memory_stored":
       node = entry("note", item.seq, "remembered ", el("code", {}, e.id), ` (${e.kind}, ${e.scope})`); break;
+    case "worker_lost":
+      node = entry("warn", item.seq, `worker lost (placement ${e.attempt}, ` +
+                   `${e.gave_up ? "paused" : "placed again"}): ${e.error}`); break;
     case "session_paused": case "session_resumed": case "review_decided":
       node = entry("note", item.seq, item.type.replace(/_/g, " ") + (e.reason ? ": " + e.reason : "") +
                    (e.action ? ": " + e.action : "")); break;
