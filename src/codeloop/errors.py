@@ -29,3 +29,7 @@ class PathOutsideWorkspace(CodeloopError):
 
 class StoreError(CodeloopError):
     """The event store could not be read or written (disk full, locked, corrupt)."""
+
+
+class FleetError(CodeloopError):
+    """Ray is missing, its cluster cannot be reached, or a session could not run on it."""

@@ -171,7 +171,10 @@ class Runner:
     def _emit(self, *raw: Event) -> None:
         events = [redact_event(e, self.redactor) for e in raw]
         with self._lock, self.control.critical():
-            seq = self.store.append(self.session_id, events)
+            # At the seqs after the folded log: a replayed append (a worker lost after the
+            # commit) is skipped, and a second writer's append conflicts, never interleaves.
+            after = self.state.last_seq if self.state.started is not None else None
+            seq = self.store.append(self.session_id, events, after_seq=after)
             first = seq - len(events) + 1
             for n, event in enumerate(events):
                 stored = StoredEvent(session_id=self.session_id, seq=first + n, event=event)

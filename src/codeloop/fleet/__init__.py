@@ -1,0 +1,1 @@
+"""Running sessions and evaluations on the workers of a Ray cluster."""
