@@ -51,3 +51,9 @@ def chosen_repo(repo: Path, old: Path | None, old_form: str) -> Path:
                             "--repo", "give it once, as --repo PATH")
     deprecated(old_form, "--repo PATH (or -C PATH)")
     return old
+
+
+# Where work runs on a Ray cluster (`pip install 'codeloop[fleet]'`).
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS", help="Run on the Ray cluster whose head is at ADDRESS "
+    "(host:port), or 'auto' for a local cluster started here.", show_default=False)]
