@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from codeloop.config import Settings
+from codeloop.eval.swebench.evaluate import InstanceResult
 from codeloop.eval.swebench.run import SwebenchRun, run_instance
 from codeloop.fleet.eval_dispatch import dispatch
 from tests.eval.conftest import CALC as SWE_CALC
@@ -110,6 +111,19 @@ def test_eval_swebench_on_ray_makes_the_local_diff(ray_cluster: LocalRayCluster,
     assert Path(remote.trajectory).parent == tmp_path / "ray"
     assert comparable(remote.to_json()) == comparable(local.to_json())
     assert remote.node in node_ids(ray_cluster) and local.node == ""
+
+
+def _raises(item: str, run: None) -> InstanceResult:
+    raise ValueError(f"no such task {item}")
+
+
+def test_an_exception_in_a_task_is_its_record_at_once(ray_cluster: LocalRayCluster) -> None:
+    blank = [InstanceResult(i, "r", "", "not_resolved", model="m") for i in ("a", "b")]
+    done = {r.instance_id: r for r in dispatch(_raises, ["a", "b"], None,
+                                               lambda i: blank[0 if i == "a" else 1], 2)}
+    assert set(done) == {"a", "b"}
+    assert done["b"].outcome == "env_unavailable" and done["b"].lost_attempts == []
+    assert done["b"].reason == "the task raised ValueError: no such task b"
 
 
 def test_eval_swebench_cli_on_ray_records_each_instance(ray_cluster: LocalRayCluster,

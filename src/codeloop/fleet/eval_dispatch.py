@@ -55,13 +55,14 @@ def dispatch(work: Callable[[Item, Run], InstanceResult], items: Iterable[Item],
     # different nodes rather than filling the head first. Retries are ours, not Ray's
     # (max_retries=0), so the record can say which attempts were lost and why.
     task = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_on_node)
+    shared = ray.put(run)  # sent to the object store once, not with every task
     queue: deque[_Attempt[Item]] = deque(_Attempt(item) for item in items)
     running: dict[Any, _Attempt[Item]] = {}
     try:
         while queue or running:
             while queue and len(running) < max(workers, 1):
                 attempt = queue.popleft()
-                running[task.remote(work, attempt.item, run)] = attempt
+                running[task.remote(work, attempt.item, shared)] = attempt
             ready, _ = ray.wait(list(running), num_returns=1)
             attempt = running.pop(ready[0])
             try:
