@@ -30,6 +30,9 @@ DataDir = Annotated[Path | None, typer.Option(
     help="Where sessions live (default: $CODELOOP_DATA_DIR or ~/.local/share/codeloop).")]
 
 # Older spellings: hidden from --help, still accepted, each with a note naming the new one.
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS",
+    help="Run on the Ray cluster whose head is at host:port ('auto': start a local one).")]
 OldRepoArgument = Annotated[Path | None, typer.Argument(hidden=True, show_default=False)]
 OldPathOption = Annotated[Path | None, typer.Option("--path", "-p", hidden=True)]
 
@@ -51,9 +54,3 @@ def chosen_repo(repo: Path, old: Path | None, old_form: str) -> Path:
                             "--repo", "give it once, as --repo PATH")
     deprecated(old_form, "--repo PATH (or -C PATH)")
     return old
-
-
-# Where work runs on a Ray cluster (`pip install 'codeloop[fleet]'`).
-RayAddress = Annotated[str | None, typer.Option(
-    "--ray", metavar="ADDRESS", help="Run on the Ray cluster whose head is at ADDRESS "
-    "(host:port), or 'auto' for a local cluster started here.", show_default=False)]
