@@ -115,6 +115,8 @@ def main() -> None:
     parser.add_argument("--url", default="", help="an admin URL of a PostgreSQL server")
     args = parser.parse_args()
     load_before = os.getloadavg()
+    # First, while this process has never joined a cluster: run_kills starts its own.
+    kills = kill_runs(args.kills)
     tasks = [generated_task(i) for i in range(args.instances)]
     nodes = LocalRayCluster(workers=1)
     saved = dict(os.environ)
@@ -144,7 +146,7 @@ def main() -> None:
         "sched_overhead_ms": round(statistics.median(sched), 2),
         "sched_overhead_p95_ms": round(pct(sched, 0.95), 2),
         **appends(args.appends, args.url),
-        **kill_runs(args.kills),
+        **kills,
         "cores": os.cpu_count(),
         "load_avg_1m": [round(load_before[0], 1), round(load_after[0], 1)],
     }
