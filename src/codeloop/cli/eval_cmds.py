@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -13,19 +14,14 @@ from rich.text import Text
 from codeloop.cli.eval_output import OUTCOME_STYLE, option_directory, record_results
 from codeloop.cli.eval_report_cmds import register_reports
 from codeloop.cli.eval_suite_cmds import register_suite
-from codeloop.cli.options import deprecated
+from codeloop.cli.options import RayAddress, deprecated
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
-from codeloop.eval.swebench.envs import default_cache_dir
-from codeloop.eval.swebench.evaluate import (
-    Evaluation,
-    InstanceResult,
-    model_factory,
-    summarize,
-)
-from codeloop.eval.swebench.harness import Bench
+from codeloop.eval.swebench.evaluate import InstanceResult, summarize
 from codeloop.eval.swebench.instances import load_instances
+from codeloop.eval.swebench.run import SwebenchRun, run_instance
+from codeloop.fleet.eval_dispatch import on_cluster
 
 console = terminal_console()
 
@@ -79,6 +75,9 @@ def swebench(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print JSON lines; the last is the summary.")]
         = False,
+    ray: RayAddress = None,
+    workers: Annotated[int, typer.Option(
+        "--workers", metavar="N", min=1, help="Instances run at once (with --ray).")] = 1,
 ) -> None:
     """Run SWE-bench instances: build each environment, run the agent, judge its diff."""
     if old_repo:
@@ -93,13 +92,23 @@ def swebench(
                          (out.parent if out else None, "--out")):
         if path is not None:
             option_directory(path, option)
-    settings = load_settings()
-    bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
-                  rebuild_envs=rebuild_envs, sandbox=settings.sandbox)
-    evaluation = Evaluation(bench, model_factory(model, settings), settings, work_dir, trajectories)
-    results = record_results(
-        (evaluation.check(inst) if validate_only else evaluation.one(inst) for inst in insts),
-        out, "w", as_json)
+    if ray is None and workers > 1:
+        raise CodeloopError("--workers runs instances at once only on a Ray cluster",
+                            "add --ray ADDRESS (or --ray auto), or leave --workers out")
+    if ray is not None and rebuild_envs:
+        # Every task would rebuild its environment again: the rebuild is remembered per process.
+        raise CodeloopError("--rebuild-envs cannot be combined with --ray",
+                            "rebuild the environments first without --ray, then run on Ray")
+    run = SwebenchRun(mirrors, model, load_settings(), env_cache, work_dir, trajectories,
+                      rebuild_envs, validate_only)
+    evaluation = run.evaluation()
+    records: Iterator[InstanceResult]
+    if ray is None:
+        records = (run.instance(inst, evaluation) for inst in insts)
+    else:
+        records = on_cluster(ray, run_instance, insts, run,
+                             lambda inst: run.blank(inst, evaluation), workers)
+    results = record_results(records, out, "w", as_json)
     summary = summarize(results)
     if as_json:
         print(json.dumps(summary), flush=True)

@@ -9,12 +9,21 @@ from typing import Annotated
 import typer
 
 from codeloop.cli.eval_output import option_directory, record_results
+from codeloop.cli.options import RayAddress
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
-from codeloop.eval.suite.run import SuiteRun, recorded_ids, run_suite
+from codeloop.eval.suite.run import (
+    SuiteRun,
+    blank_result,
+    pending,
+    recorded_ids,
+    run_suite,
+    run_task,
+)
 from codeloop.eval.suite.tasks import load_suite
 from codeloop.eval.swebench.evaluate import summarize
+from codeloop.fleet.eval_dispatch import on_cluster
 
 console = terminal_console()
 
@@ -27,7 +36,9 @@ def run(
         "--out", "-o", metavar="FILE", help="Append one JSON line per task; tasks already in "
         "it (for this model) are skipped, so a stopped run resumes.")] = None,
     workers: Annotated[int, typer.Option(
-        "--workers", metavar="N", min=1, help="Tasks run at once (processes).")] = 1,
+        "--workers", metavar="N", min=1,
+        help="Tasks run at once (processes here; Ray tasks with --ray).")] = 1,
+    ray: RayAddress = None,
     task_id: Annotated[list[str] | None, typer.Option(
         "--task", metavar="ID", help="Only this task (repeatable).")] = None,
     work_dir: Annotated[Path | None, typer.Option(
@@ -49,8 +60,13 @@ def run(
     if skip and not as_json:
         console.print(f"resuming: {len(skip)} tasks already recorded in {shown(out)}")
     settings = load_settings()
-    results = record_results(run_suite(tasks, SuiteRun(model, settings, work_dir), workers, skip),
-                             out, "a", as_json)
+    spec = SuiteRun(model, settings, work_dir)
+    if ray is None:
+        records = run_suite(tasks, spec, workers, skip)
+    else:
+        records = on_cluster(ray, run_task, pending(tasks, skip), spec,
+                             lambda task: blank_result(task, spec), workers)
+    results = record_results(records, out, "a", as_json)
     summary = {**summarize(results), "skipped": len(skip & {t.id for t in tasks})}
     if as_json:
         print(json.dumps(summary), flush=True)

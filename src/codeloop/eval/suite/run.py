@@ -68,11 +68,16 @@ def session_settings(settings: Settings, task: SuiteTask) -> Settings:
                                        "approval_mode": "full-auto", "budgets": budgets})
 
 
+def blank_result(task: SuiteTask, run: SuiteRun) -> InstanceResult:
+    """The task's record before anything ran."""
+    return InstanceResult(task.id, task.repo or "inline", "", "not_resolved", model=run.model,
+                          language=task.language)
+
+
 def run_task(task: SuiteTask, run: SuiteRun) -> InstanceResult:
     """One task: a checkout, a session on it, the judge on its diff."""
     start = time.monotonic()
-    result = InstanceResult(task.id, task.repo or "inline", "", "not_resolved", model=run.model,
-                            language=task.language)
+    result = blank_result(task, run)
     tmp = Path(tempfile.mkdtemp(prefix="codeloop-suite-", dir=run.work_dir))
     try:
         task.toolchain.require(task.id)
@@ -137,10 +142,15 @@ def recorded_ids(out: Path | None, model: str) -> set[str]:
     return {r.instance_id for r in load_run(out) if r.model == model}
 
 
+def pending(tasks: list[SuiteTask], skip: set[str] | None) -> list[SuiteTask]:
+    """The tasks a run still has to do."""
+    return [t for t in tasks if t.id not in (skip or set())]
+
+
 def run_suite(tasks: list[SuiteTask], run: SuiteRun, workers: int = 1,
               skip: set[str] | None = None) -> Iterator[InstanceResult]:
     """Each task's record as it completes (in completion order with several workers)."""
-    todo = [t for t in tasks if t.id not in (skip or set())]
+    todo = pending(tasks, skip)
     if workers <= 1:
         for task in todo:
             yield run_task(task, run)

@@ -63,6 +63,10 @@ class InstanceResult:
     per_test: bool = False
     # The trajectory metrics (codeloop.eval.metrics), computed from the session's event log.
     metrics: dict[str, Any] = field(default_factory=dict)
+    # On a Ray cluster (`--ray`): the node that ran the instance, and why each earlier attempt
+    # was lost (a worker or node that died); empty when it ran in this process.
+    node: str = ""
+    lost_attempts: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,8 +152,7 @@ class Evaluation:
 
     def one(self, inst: SweInstance) -> InstanceResult:
         start = time.monotonic()
-        base = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable",
-                              model=self.factory.name)
+        base = self.blank(inst)
         env = self._environment(inst, base)
         if env is None:
             return self._done(base, start)
@@ -165,8 +168,7 @@ class Evaluation:
     def check(self, inst: SweInstance) -> InstanceResult:
         """Only the environment check: "resolved" means the gold patch resolves, empty does not."""
         start = time.monotonic()
-        result = InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable",
-                                model="gold")
+        result = self.blank(inst, gold=True)
         env = self._environment(inst, result)
         if env is None:
             return self._done(result, start)
@@ -178,6 +180,11 @@ class Evaluation:
         else:
             result.reason = f"environment check failed: {check.problem}"
         return self._done(result, start)
+
+    def blank(self, inst: SweInstance, *, gold: bool = False) -> InstanceResult:
+        """The instance's record before anything ran (`gold`: of the environment check)."""
+        return InstanceResult(inst.instance_id, inst.repo, inst.version, "env_unavailable",
+                              model="gold" if gold else self.factory.name)
 
     def _environment(self, inst: SweInstance, result: InstanceResult) -> TaskEnv | None:
         """The task's environment, or None with the reason in `result`; an instance with

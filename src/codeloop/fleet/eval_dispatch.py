@@ -1,0 +1,107 @@
+"""Evaluation instances as Ray tasks: one task per instance, at most N running, spread over
+the cluster's nodes; each returns the record the local path makes, yielded as it completes.
+
+A task whose worker or node dies is submitted once more; a second death, or an exception
+the task raised, becomes the instance's record with the cause, so no instance is lost.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from codeloop.eval.swebench.evaluate import InstanceResult
+from codeloop.fleet.cluster import connect, connected, disconnect, ray_module
+
+Item = TypeVar("Item")
+Run = TypeVar("Run")
+
+# A task is submitted at most this many times more after its worker died.
+RETRIES = 1
+CAUSE_CHARS = 300
+
+
+@dataclass
+class _Attempt(Generic[Item]):
+    item: Item
+    lost: list[str] = field(default_factory=list)
+
+
+def _on_node(work: Callable[[Item, Run], InstanceResult], item: Item, run: Run) -> InstanceResult:
+    """The task body on a worker: the local path's per-instance function, and where it ran."""
+    result = work(item, run)
+    result.node = ray_module().get_runtime_context().get_node_id()
+    return result
+
+
+def _cause(exc: BaseException) -> str:
+    """One line naming what ended an attempt (a task's own exception, not Ray's wrapper)."""
+    inner = getattr(exc, "cause", None)
+    shown = inner if isinstance(inner, BaseException) else exc
+    text = str(shown).strip().splitlines()
+    return f"{type(shown).__name__}: {text[0] if text else ''}"[:CAUSE_CHARS]
+
+
+def dispatch(work: Callable[[Item, Run], InstanceResult], items: Iterable[Item], run: Run,
+             blank: Callable[[Item], InstanceResult], workers: int) -> Iterator[InstanceResult]:
+    """`work(item, run)` for every item as Ray tasks, `workers` at a time, each record as it
+    completes; `blank(item)` is the record of an item whose task could not finish.
+
+    The caller has connected to the cluster (codeloop.fleet.cluster.connect)."""
+    ray = ray_module()
+    # One CPU each, so a node runs as many instances as it has CPUs; SPREAD puts them on
+    # different nodes rather than filling the head first. Retries are ours, not Ray's
+    # (max_retries=0), so the record can say which attempts were lost and why.
+    task = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_on_node)
+    shared = ray.put(run)  # sent to the object store once, not with every task
+    queue: deque[_Attempt[Item]] = deque(_Attempt(item) for item in items)
+    running: dict[Any, _Attempt[Item]] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < max(workers, 1):
+                attempt = queue.popleft()
+                running[task.remote(work, attempt.item, shared)] = attempt
+            ready, _ = ray.wait(list(running), num_returns=1)
+            attempt = running.pop(ready[0])
+            try:
+                result: InstanceResult = ray.get(ready[0])
+            except ray.exceptions.RayTaskError as exc:
+                # The instance's own code raised: running it again would raise again.
+                yield _failed(blank(attempt.item), attempt, f"the task raised {_cause(exc)}")
+                continue
+            except ray.exceptions.RayError as exc:
+                attempt.lost.append(_cause(exc))
+                if len(attempt.lost) <= RETRIES:
+                    queue.appendleft(attempt)
+                else:
+                    yield _failed(blank(attempt.item), attempt,
+                                  f"its Ray worker died {len(attempt.lost)} times; the last: "
+                                  f"{attempt.lost[-1]}")
+                continue
+            result.lost_attempts = attempt.lost
+            yield result
+    finally:
+        # Stopped early (Ctrl-C, an error writing records): nothing keeps running unseen.
+        for ref in running:
+            ray.cancel(ref, force=True)
+
+
+def _failed(result: InstanceResult, attempt: _Attempt[Any], reason: str) -> InstanceResult:
+    result.outcome, result.reason, result.lost_attempts = "env_unavailable", reason, attempt.lost
+    return result
+
+
+def on_cluster(address: str, work: Callable[[Item, Run], InstanceResult], items: Iterable[Item],
+               run: Run, blank: Callable[[Item], InstanceResult],
+               workers: int) -> Iterator[InstanceResult]:
+    """`dispatch` on the cluster at `address` ('auto': a local one started here), leaving it
+    afterwards unless this process had already joined it."""
+    joined = connected()
+    connect(address)
+    try:
+        yield from dispatch(work, items, run, blank, workers)
+    finally:
+        if not joined:
+            disconnect()
