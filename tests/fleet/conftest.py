@@ -18,6 +18,8 @@ def ray_cluster() -> Iterator[LocalRayCluster]:
     try:
         nodes = LocalRayCluster(workers=1)
     except NoRay as exc:
+        if os.environ.get("CODELOOP_REQUIRE_RAY") == "1":  # CI: never skip silently
+            pytest.fail(f"CODELOOP_REQUIRE_RAY=1 but: {exc}")
         pytest.skip(f"no Ray cluster for this test: {exc}")
     saved = {name: os.environ.get(name) for name in nodes.driver_env}
     # Ray reads the auth mode when it initialises its config, so set it before ray.init.
