@@ -125,3 +125,14 @@ def test_bad_suites_are_clear_errors(tmp_path: Path) -> None:
     record = json.loads(done.stdout.splitlines()[0])
     assert record["outcome"] == "env_unavailable" and "not a plain relative path" in record["reason"]
     assert not (tmp_path / "x.py").exists()
+
+
+def test_roles_flag_runs_the_suite_with_planner_and_reviewer(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, python_task())
+    out = tmp_path / "run.jsonl"
+    done = codeloop(tmp_path, "eval", "run", str(suite), "--roles", "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    [record] = map(json.loads, out.read_text().splitlines())
+    assert record["outcome"] == "resolved" and record["session_status"] == "finished"
+    # The oracle played planner and reviewer as well as coder.
+    assert {"planner", "coder", "reviewer"} <= set(record["metrics"]["by_role"]), record

@@ -13,7 +13,7 @@ from rich.text import Text
 from codeloop.cli.eval_output import OUTCOME_STYLE, option_directory, record_results
 from codeloop.cli.eval_report_cmds import register_reports
 from codeloop.cli.eval_suite_cmds import register_suite
-from codeloop.cli.options import deprecated
+from codeloop.cli.options import Roles, deprecated, roles_flag
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
@@ -79,6 +79,7 @@ def swebench(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print JSON lines; the last is the summary.")]
         = False,
+    roles: Roles = None,
 ) -> None:
     """Run SWE-bench instances: build each environment, run the agent, judge its diff."""
     if old_repo:
@@ -93,7 +94,7 @@ def swebench(
                          (out.parent if out else None, "--out")):
         if path is not None:
             option_directory(path, option)
-    settings = load_settings()
+    settings = load_settings(flags=roles_flag(roles))
     bench = Bench(mirrors, env_cache or default_cache_dir(), work_dir=work_dir,
                   rebuild_envs=rebuild_envs, sandbox=settings.sandbox)
     evaluation = Evaluation(bench, model_factory(model, settings), settings, work_dir, trajectories)
