@@ -157,3 +157,14 @@ def test_toolchain_directories_must_be_absolute() -> None:
     with pytest.raises(ValueError, match="absolute"):
         SuiteTask.model_validate({"id": "t", "task": "x", "files": {"a": "b"},
                                   "test_command": "true", "toolchain": {"ro_binds": ["rel"]}})
+
+
+def test_roles_flag_runs_the_suite_with_planner_and_reviewer(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, python_task())
+    out = tmp_path / "run.jsonl"
+    done = codeloop(tmp_path, "eval", "run", str(suite), "--roles", "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    [record] = map(json.loads, out.read_text().splitlines())
+    assert record["outcome"] == "resolved" and record["session_status"] == "finished"
+    # The oracle played planner and reviewer as well as coder.
+    assert {"planner", "coder", "reviewer"} <= set(record["metrics"]["by_role"]), record

@@ -14,7 +14,7 @@ from rich.text import Text
 from codeloop.cli.eval_output import OUTCOME_STYLE, option_directory, record_results
 from codeloop.cli.eval_report_cmds import register_reports
 from codeloop.cli.eval_suite_cmds import register_suite
-from codeloop.cli.options import RayAddress, deprecated
+from codeloop.cli.options import RayAddress, Roles, deprecated, roles_flag
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
@@ -78,6 +78,7 @@ def swebench(
     ray: RayAddress = None,
     workers: Annotated[int, typer.Option(
         "--workers", metavar="N", min=1, help="Instances run at once (with --ray).")] = 1,
+    roles: Roles = None,
 ) -> None:
     """Run SWE-bench instances: build each environment, run the agent, judge its diff."""
     if old_repo:
@@ -99,8 +100,8 @@ def swebench(
         # Every task would rebuild its environment again: the rebuild is remembered per process.
         raise CodeloopError("--rebuild-envs cannot be combined with --ray",
                             "rebuild the environments first without --ray, then run on Ray")
-    run = SwebenchRun(mirrors, model, load_settings(), env_cache, work_dir, trajectories,
-                      rebuild_envs, validate_only)
+    run = SwebenchRun(mirrors, model, load_settings(flags=roles_flag(roles)), env_cache,
+                      work_dir, trajectories, rebuild_envs, validate_only)
     evaluation = run.evaluation()
     records: Iterator[InstanceResult]
     if ray is None:

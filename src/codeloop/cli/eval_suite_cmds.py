@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from codeloop.cli.eval_output import option_directory, record_results
-from codeloop.cli.options import RayAddress
+from codeloop.cli.options import RayAddress, Roles, roles_flag
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
@@ -46,6 +46,7 @@ def run(
         = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print JSON lines; the last is the summary.")] = False,
+    roles: Roles = None,
 ) -> None:
     """Run a generic suite: each task's code, a session on its task, the task's tests as judge."""
     tasks = load_suite(suite)
@@ -59,7 +60,7 @@ def run(
             option_directory(path, option)
     if skip and not as_json:
         console.print(f"resuming: {len(skip)} tasks already recorded in {shown(out)}")
-    settings = load_settings()
+    settings = load_settings(flags=roles_flag(roles))
     spec = SuiteRun(model, settings, work_dir)
     if ray is None:
         records = run_suite(tasks, spec, workers, skip)

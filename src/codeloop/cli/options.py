@@ -54,3 +54,16 @@ def chosen_repo(repo: Path, old: Path | None, old_form: str) -> Path:
                             "--repo", "give it once, as --repo PATH")
     deprecated(old_form, "--repo PATH (or -C PATH)")
     return old
+
+
+# `--roles/--no-roles` on `run`, `eval swebench` and `eval run`: over the config's `[roles]
+# enabled` and CODELOOP_ROLES; recorded with the session's settings, so `resume` keeps it.
+Roles = Annotated[bool | None, typer.Option(
+    "--roles/--no-roles",
+    help="Planner, coder and reviewer take turns on one plan (default: the config's "
+         "[roles] enabled, or CODELOOP_ROLES).", show_default=False)]
+
+
+def roles_flag(roles: bool | None) -> dict[str, Any]:
+    """`--roles/--no-roles` as a settings layer (empty when neither was given)."""
+    return {} if roles is None else {"roles": {"enabled": roles}}

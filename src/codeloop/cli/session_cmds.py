@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from codeloop.cli.live import EXIT_BY_STATUS, drive, render_stored
-from codeloop.cli.options import HERE, Repo, repo_option
+from codeloop.cli.options import HERE, Repo, Roles, repo_option, roles_flag
 from codeloop.cli.render import (
     STATUS_STYLE,
     diff_view,
@@ -85,6 +85,7 @@ def register(app: typer.Typer) -> None:
         plan_approval: Annotated[bool | None, typer.Option("--plan-approval/--no-plan-approval", help="Ask before adopting the model's plan (default: only in approval mode ask).")] = None,
         no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run commands without isolation (every command is asked).")] = False,
         no_memory: Annotated[bool, typer.Option("--no-memory", help="Recall no long-term memory, offer no remember/recall tools, store nothing.")] = False,
+        roles: Roles = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Work a task on a repository and hand back a diff for review."""
@@ -96,7 +97,7 @@ def register(app: typer.Typer) -> None:
             flags["sandbox"] = False
         if no_memory:
             flags["memory"] = {"enabled": False}
-        settings = load_settings(repo, flags)
+        settings = load_settings(repo, {**flags, **roles_flag(roles)})
         notice_untrusted(repo, terminal_console(stderr=True))
         main = main_choice(settings)
         settings = pinned_endpoint(main.model, settings)

@@ -35,11 +35,12 @@ from codeloop.session.authorise import Approver
 from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
 from codeloop.session.explore import ExploreTool
+from codeloop.session.finish_gate import FinishGate
 from codeloop.session.memory import attach_memory, task_recall
 from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.prompts import system_prompt
 from codeloop.session.review import ReviewTool
-from codeloop.session.runner import FinishGate, Runner
+from codeloop.session.runner import Runner
 from codeloop.session.store import EventStore
 from codeloop.session.stores import open_event_store
 from codeloop.session.verification import VerifierGate
