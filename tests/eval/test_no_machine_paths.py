@@ -17,3 +17,11 @@ def test_sources_and_benchmarks_name_no_machine_paths() -> None:
             if MACHINE.search(line.split("#", 1)[0]):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+def test_recorded_results_name_no_machine_paths() -> None:
+    # Records are published: their trajectory field names a file, never where it lay here.
+    found = [f"{path.name}:{number}" for path in ROOT.joinpath("docs/results").glob("*.jsonl")
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r'"(/tmp/|/work/|/root/|/home/)', line)]
+    assert not found, found

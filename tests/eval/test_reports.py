@@ -134,3 +134,34 @@ def test_swebench_needs_its_paths(tmp_path: Path) -> None:
     assert done.returncode != 0 and "--instances" in done.stderr + done.stdout
     done = codeloop("eval", "swebench", "--instances", str(tmp_path / "i.jsonl"), cwd=tmp_path)
     assert done.returncode != 0 and "--mirrors" in done.stderr + done.stdout
+
+
+ROLES = [ROOT / f"docs/results/swebench-roles.{m}.jsonl" for m in ("oracle", "oracle-perturbed")]
+
+
+def test_recorded_runs_with_metrics_report_and_compare(tmp_path: Path) -> None:
+    # The roles runs' records carry the trajectory metrics from the event log; the report's
+    # figures and the paired comparison must agree with them.
+    runs = [_raw(p) for p in ROLES]
+    for rows in runs:
+        judged = [r for r in rows if r["outcome"] in ("resolved", "not_resolved")]
+        assert judged and all(r["metrics"] for r in judged)
+        for r in judged:
+            m = r["metrics"]
+            assert m["steps"] == r["steps"] and m["cost_usd"] == r["cost_usd"]
+            assert m["model_calls"] >= 1 and m["tool_calls"] >= 1 and m["verification_runs"] >= 1
+            assert {"planner", "coder"} <= set(m["by_role"])
+    done = codeloop("eval", "report", str(ROLES[0]), "--out", str(tmp_path / "rep"), "--json",
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    judged = [r for r in runs[0] if r["outcome"] in ("resolved", "not_resolved")]
+    steps = sorted(r["metrics"]["steps"] for r in judged)
+    assert figures["judged"] == len(judged) and figures["resolved"] == len(judged)
+    assert figures["steps_median"] == pytest.approx(
+        (steps[(len(steps) - 1) // 2] + steps[len(steps) // 2]) / 2)
+    done = codeloop("eval", "compare", *map(str, ROLES), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["paired"] == len(judged)
+    assert result["flipped_to_resolved"] == [] and result["flipped_to_unresolved"] == []
