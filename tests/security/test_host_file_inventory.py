@@ -195,6 +195,8 @@ ALLOWED: dict[str, str] = {
     "codeloop.sandbox.idmap_helper:_userns:os.open": "host: /proc/PID/ns/user of our own helper",
     "codeloop.sandbox.etc_view:etc_entries:*.glob": "host: /etc (the allow-list, read-only binds)",
     "codeloop.sandbox.etc_view:etc_entries:os.path.lexists": "host: /etc (the allow-list, read-only binds)",
+    "codeloop.sandbox.user_tasks:tasks_of:os.listdir": "host: /proc and /proc/PID/task, to count this user's tasks",
+    "codeloop.sandbox.user_tasks:tasks_of:os.stat": "host: /proc/PID, whose owner is the process's uid",
     "codeloop.sandbox.tree_watch:_fields:open": "host: /proc/PID/status and smaps of the command's tree",
     "codeloop.sandbox.tree_watch:children:open": "host: /proc/PID/task/*/children of the command's tree",
     "codeloop.sandbox.tree_watch:children:os.listdir": "host: /proc/PID/task of the command's tree",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import resource
+import threading
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,26 @@ def test_case28_pitfall4_fork_bomb_hits_the_process_limit(box: Box) -> None:
     assert out["forked"] < 64, out
     assert out["error"], out
     assert out["uid"] != 0 or os.geteuid() != 0  # RLIMIT_NPROC binds only non-root
+
+
+def test_case28_the_users_own_tasks_do_not_count_against_a_command(box: Box) -> None:
+    # RLIMIT_NPROC counts every task of the user: with more threads of its own than the
+    # command's limit, bwrap itself failed to start ("Creating new namespace failed").
+    if os.geteuid() == 0:
+        pytest.skip("CANNOT EXERCISE: RLIMIT_NPROC does not bind root (run as a user)")
+    release = threading.Event()
+    threads = [threading.Thread(target=release.wait, daemon=True) for _ in range(80)]
+    for thread in threads:
+        thread.start()
+    try:
+        result = box.run("echo started", max_processes=64)
+        assert result.exit_code == 0 and "started" in result.output, result.output
+        out = box.probe("fork", max_processes=64, timeout_s=60)
+        assert out["forked"] < 64 and out["error"], out
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join()
 
 
 def test_case28_shell_fork_bomb_is_contained(box: Box) -> None:

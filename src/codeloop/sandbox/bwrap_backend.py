@@ -31,6 +31,7 @@ from codeloop.sandbox.process import Guard, run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
 from codeloop.sandbox.tree_watch import TreeWatch, tree
 from codeloop.sandbox.upper import remove_tree, sanitize_upper
+from codeloop.sandbox.user_tasks import nproc_limit
 
 _RUNS_DIR = "sandbox-runs"
 
@@ -47,10 +48,13 @@ def _rlimit_values(limits: Limits) -> list[tuple[int, str, int, int]]:
     """(resource, prlimit name, soft, hard) for each limit."""
     mb = 1 << 20
     cpu = limits.cpu_seconds
+    # Counted against every task of this user, so the user's own come on top (user_tasks.py);
+    # the tree watch bounds the command's own tree to max_processes as well.
+    nproc = nproc_limit(limits.max_processes)
     return [
         (resource.RLIMIT_AS, "as", limits.memory_mb * mb, limits.memory_mb * mb),
         (resource.RLIMIT_FSIZE, "fsize", limits.max_file_mb * mb, limits.max_file_mb * mb),
-        (resource.RLIMIT_NPROC, "nproc", limits.max_processes, limits.max_processes),
+        (resource.RLIMIT_NPROC, "nproc", nproc, nproc),
         (resource.RLIMIT_NOFILE, "nofile", limits.max_open_files, limits.max_open_files),
         (resource.RLIMIT_CPU, "cpu", cpu, cpu + _CPU_GRACE_S),
         (resource.RLIMIT_CORE, "core", 0, 0),

@@ -1,0 +1,40 @@
+"""How many tasks (processes and threads) this user runs now, for RLIMIT_NPROC.
+
+RLIMIT_NPROC is not a per-command limit: the kernel compares it with every task of the
+user's real uid on the machine, and bwrap's own clone is checked too. A user whose shell,
+editor and codeloop's threads already pass `max_processes` could run no sandboxed command at
+all, so the sandbox sets the limit to what the user runs now plus `max_processes`.
+"""
+
+from __future__ import annotations
+
+import os
+
+_PROC = "/proc"
+
+
+def tasks_of(uid: int) -> int:
+    """Tasks owned by `uid` now: each /proc/PID owned by it (its effective uid, equal to the
+    real one but for set-uid programs) with the threads listed under it."""
+    count = 0
+    try:
+        entries = os.listdir(_PROC)
+    except OSError:
+        return 0
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"{_PROC}/{name}").st_uid != uid:
+                continue
+            count += len(os.listdir(f"{_PROC}/{name}/task"))
+        except OSError:  # the process ended while we looked
+            continue
+    return count
+
+
+def nproc_limit(max_processes: int) -> int:
+    """The RLIMIT_NPROC that leaves a command `max_processes` tasks beyond this user's own
+    (root is not bound by the limit, so its value is the plain one)."""
+    uid = os.getuid()
+    return max_processes if uid == 0 else tasks_of(uid) + max_processes
