@@ -59,18 +59,11 @@ class AuditOut(BaseModel):
     event: dict[str, Any]
 
 
-class PolicyIn(BaseModel):
-    """The limits to change; a field given as null removes that limit."""
+class PolicyIn(TenantPolicy):
+    """The limits to change (only the fields given); a field given as null removes that
+    limit. The same fields and bounds as the stored policy, none required."""
 
-    model_config = ConfigDict(extra="forbid")
-    allowed_roots: list[str] | None = None
-    allowed_models: list[str] | None = None
-    max_budget_usd: float | None = Field(default=None, ge=0)
-    max_concurrent_sessions: int | None = Field(default=None, ge=0)
-    max_usd_per_day: float | None = Field(default=None, ge=0)
-    max_tokens_per_day: int | None = Field(default=None, ge=0)
-    requests_per_minute: int | None = Field(default=None, ge=1)
-    alert_floor_usd: float | None = Field(default=None, ge=0)
+    alert_floor_usd: float | None = Field(default=None, ge=0)  # type: ignore[assignment]
 
 
 def add_admin_routes(app: FastAPI, admin: Admin, guard: Guard) -> None:
