@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from codeloop.errors import FleetError
+from codeloop.fleet import sessions as fleet_sessions
 from codeloop.fleet.sessions import serve_on_ray
 from codeloop.server.app import create_app
 from codeloop.server.auth import TokenStore
@@ -140,7 +141,11 @@ def _hold(api: Api, tmp_path: Path, gate: Path, name: str) -> str:
 
 @pytest.mark.slow
 def test_pause_and_cancel_reach_the_session_on_its_worker(
-        ray_api: Callable[[GatedFactory], Api], tmp_path: Path) -> None:
+        ray_api: Callable[[GatedFactory], Api], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A slow poll: the request must reach the worker before the API answers, not on the
+    # runner's next poll (which once let the released call take a third step under load).
+    monkeypatch.setattr(fleet_sessions, "POLL_S", 5.0)
     gate = tmp_path / "gate"
     api = ray_api(GatedFactory(gate, hold_at=2))
     sid = _hold(api, tmp_path, gate, "paused")

@@ -4,6 +4,7 @@ stop and pause to it, and places it again when its worker dies, resuming from th
 from __future__ import annotations
 
 import logging
+import threading
 
 from codeloop.errors import FleetError
 from codeloop.events import SessionPaused, WorkerLost
@@ -19,6 +20,7 @@ log = logging.getLogger(__name__)
 # that kills every worker it lands on must not take the cluster down one node at a time.
 ATTEMPTS = 3
 POLL_S = 0.2
+RELAY_S = 10.0  # how long a pause or stop request waits for the worker to take it
 
 
 class RaySessions:
@@ -61,17 +63,34 @@ class RaySessions:
                                          max_task_retries=0).remote(self.spec)
         ref = actor.run.remote(session_id)
         relayed: set[str] = set()
+        lock = threading.Lock()  # the API's thread and this one both relay
+
+        def relay(name: str) -> None:
+            # Wait for the actor to take it: the API answers "paused" only once the worker
+            # knows, so the step it is in is its last. A dead actor is the loop's business.
+            with lock:
+                if name in relayed:
+                    return
+                relayed.add(name)
+                try:
+                    ray.get(getattr(actor, name).remote(), timeout=RELAY_S)
+                except (ray.exceptions.RayError, TimeoutError) as exc:
+                    log.warning("could not pass %s to session %s: %s", name, session_id,
+                                _first_line(exc))
+
+        control.forward = relay
         try:
             while not ray.wait([ref], timeout=POLL_S)[0]:
+                # A request made before `forward` was set is passed on here.
                 for name, flag in (("stop", control.stop), ("pause", control.pause)):
-                    if flag.is_set() and name not in relayed:
-                        getattr(actor, name).remote()
-                        relayed.add(name)
+                    if flag.is_set():
+                        relay(name)
             outcome: RunOutcome = ray.get(ref)
             return outcome
         except ray.exceptions.RayActorError as exc:
             return _first_line(exc)
         finally:
+            control.forward = None
             ray.kill(actor, no_restart=True)
 
 

@@ -215,13 +215,13 @@ def create_app(data_dir: Path, *, allowed_roots: Sequence[Path] | None = None,
         return _detail(service, view.row, view.state)
 
     @app.post("/sessions/{session_id}/cancel", responses=_ERRORS, tags=["sessions"])
-    async def cancel(session_id: str, user: User) -> SessionOut:
+    def cancel(session_id: str, user: User) -> SessionOut:  # may wait on a Ray worker
         """End the session (a running one stops at its next step)."""
         service.cancel(session_id, user)
         return _session_out(service, service.owned(session_id, user))
 
     @app.post("/sessions/{session_id}/pause", responses=_ERRORS, tags=["sessions"])
-    async def pause(session_id: str, user: User) -> SessionOut:
+    def pause(session_id: str, user: User) -> SessionOut:  # may wait on a Ray worker
         """Pause the session at its next step; resume continues it."""
         service.pause(session_id, user)
         return _session_out(service, service.owned(session_id, user))

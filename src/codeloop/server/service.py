@@ -217,7 +217,7 @@ class SessionService:
         row = self.acting(session_id, user, "cancel sessions")
         control = self.pool.control(row.id)
         if control is not None:
-            control.stop.set()
+            control.request_stop()
             return
         self.pool.unqueue(row.id)
         if fold(self.store.read(row.id)).is_over:
@@ -229,7 +229,7 @@ class SessionService:
         row = self.acting(session_id, user, "pause sessions")
         control = self.pool.control(row.id)
         if control is not None:
-            control.pause.set()
+            control.request_pause()
             return
         if self.pool.unqueue(row.id):
             self.store.append(row.id, [SessionPaused(reason="paused by the user")])

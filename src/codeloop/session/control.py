@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -18,6 +18,24 @@ class Control:
     # during one takes effect at its end.
     _critical: int = field(default=0, init=False, repr=False)
     _deferred: bool = field(default=False, init=False, repr=False)
+    # Set by a runner whose session runs in another process (a Ray worker): hands a request
+    # ("stop", "pause") to it and returns once it arrived, so the caller's answer is true.
+    forward: Callable[[str], None] | None = field(default=None, repr=False)
+
+    def request_stop(self) -> None:
+        """Stop at the next step boundary, wherever the session runs."""
+        self.stop.set()
+        self._forward("stop")
+
+    def request_pause(self) -> None:
+        """Pause at the next step boundary, wherever the session runs."""
+        self.pause.set()
+        self._forward("pause")
+
+    def _forward(self, name: str) -> None:
+        forward = self.forward
+        if forward is not None:
+            forward(name)
 
     @contextmanager
     def critical(self) -> Iterator[None]:
