@@ -78,6 +78,8 @@ def main() -> None:
     mirror = args.mirrors / MIRROR_NAME / "repo"
     if not (mirror / "HEAD").is_file():
         parser.error(f"no bare mirror at {mirror} (fetch Aider-AI/polyglot-benchmark there)")
+    if args.work_dir is not None:
+        args.work_dir.mkdir(parents=True, exist_ok=True)
     languages = args.language or sorted(LANGUAGES)
     rows: dict[str, dict[str, object]] = {}
     tasks: list[SuiteTask] = []
