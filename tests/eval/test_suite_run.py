@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.server.conftest import write_script
+from tests.session.helpers import call, turn
 
 from codeloop.eval.suite.judge import judge
 from codeloop.eval.suite.tasks import SuiteError, SuiteTask, load_suite
@@ -168,3 +170,21 @@ def test_roles_flag_runs_the_suite_with_planner_and_reviewer(tmp_path: Path) -> 
     assert record["outcome"] == "resolved" and record["session_status"] == "finished"
     # The oracle played planner and reviewer as well as coder.
     assert {"planner", "coder", "reviewer"} <= set(record["metrics"]["by_role"]), record
+
+
+def test_a_blocked_finish_is_counted_in_the_record(tmp_path: Path) -> None:
+    # The first finish breaks test_zero, which passed before the edit, so the gate sends it
+    # back; the model repairs the edit and finishes again.
+    script = [turn(call("edit_file", path="calc.py", old="return a - b", new="return a + b + 1")),
+              turn(call("finish", summary="fixed")),
+              turn(call("edit_file", path="calc.py", old="return a + b + 1", new="return a + b")),
+              turn(call("finish", summary="fixed, zero too"))]
+    model = write_script(tmp_path / "script.json", script)
+    suite = write_suite(tmp_path, python_task())
+    out = tmp_path / "run.jsonl"
+    done = codeloop(tmp_path, "eval", "run", str(suite), "--model", f"scripted:{model}",
+                    "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    [record] = map(json.loads, out.read_text().splitlines())
+    assert record["outcome"] == "resolved", record
+    assert record["finish_blocked"] == 1 == record["metrics"]["tools"]["finish"]["errors"]

@@ -130,6 +130,8 @@ def _session(task: SuiteTask, run: SuiteRun, repo: Path, state_dir: Path,
     result.metrics, result.cost_usd = metrics.to_json(), metrics.cost_usd
     result.tool_calls, result.failed_tool_calls = metrics.tool_calls, metrics.tool_errors
     result.edits = sum(metrics.edits_by_strategy.values())
+    finish = metrics.tools.get("finish")
+    result.finish_blocked = finish.errors if finish is not None else 0
     result.verify_s = metrics.verification_s
     result.diff_lines = diff.count("\n")
     return diff
