@@ -207,6 +207,8 @@ def session_start(root: Path, tmp: Path) -> dict[str, Any]:
     """Seconds from `start_session` to the first model call: with no index (cold), then
     again with the repository's index left by the first session (warm)."""
     from codeloop.config import Settings
+    from codeloop.index.store import index_dir
+    from codeloop.index.warmup import WARMUP_SERVICE, wait_for_warmups
     from codeloop.llm.scripted import ScriptedModel, Turn
     from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
     from codeloop.session.cleanup import end_run
@@ -243,8 +245,21 @@ def session_start(root: Path, tmp: Path) -> dict[str, Any]:
         assert model.at is not None
         out[f"session_start_{name}_s"] = round(model.at - begin, 3)
         out[f"first_call_had_context_{name}"] = model.had_context
-        end_run(runner.ctx)  # waits for the index thread: the next session starts warm
-        out[f"index_ready_{name}_s"] = round(time.perf_counter() - begin, 2)
+        warmup = runner.ctx.services[WARMUP_SERVICE]
+        end_run(runner.ctx)
+        # A run that ends early does not wait for its index (`END_WAIT_S`); the next
+        # session only starts warm once the cold build has given the repository its copy.
+        # Without this wait the "warm" run was a second cold start racing the first build.
+        wait_for_warmups()
+        # Open and swept; then the task context the first call waited `context_wait_s` for.
+        out[f"index_ready_{name}_s"] = round(warmup.ready_after_s, 2)
+        feed = runner.context
+        out[f"task_context_ready_{name}_s"] = (
+            round(feed.prepared_after_s, 2)
+            if feed is not None and feed.prepared_after_s is not None else None)
+        if not index_dir(root).is_dir():
+            raise SystemExit("the cold session left the repository no index: the warm "
+                             "start would not be warm")
     return out
 
 
@@ -355,7 +370,9 @@ def main() -> None:
     if session is not None:
         print(f"session start (to the first model call): cold {session['session_start_cold_s']} s, "
               f"warm {session['session_start_warm_s']} s (index ready after "
-              f"{session['index_ready_cold_s']} / {session['index_ready_warm_s']} s)")
+              f"{session['index_ready_cold_s']} / {session['index_ready_warm_s']} s, task "
+              f"context after {session['task_context_ready_cold_s']} / "
+              f"{session['task_context_ready_warm_s']} s)")
         figures.update(session)
     if generated is not None:
         figures.update(flat(generated, "generated_"))

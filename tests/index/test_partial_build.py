@@ -121,6 +121,32 @@ def test_a_cold_build_gives_the_repository_a_copy_of_the_views_index(tmp_path: P
     warmup.close()
 
 
+def test_a_warm_start_seeds_its_view_and_leaves_the_repositorys_index_alone(
+        tmp_path: Path) -> None:
+    repo = big_repo(tmp_path)
+    cache = store.cache_root()
+    cold = IndexWarmup(CopyWorkspace(repo, tmp_path / "ws1").path, repo).start()
+    assert cold.wait_done(120) and cold.error is None
+    cold.close()
+    own = store.index_dir(repo, cache)
+    before = [(p.name, p.stat().st_ino, p.stat().st_mtime_ns) for p in sorted(own.iterdir())]
+    swept: list[int] = []
+
+    def open_swept(view: Path, seed: Path, at: Path) -> RepoIndex:
+        index = open_session_index(view, seed, at)
+        swept.append(index.update().touched)
+        return index
+
+    warm = IndexWarmup(CopyWorkspace(repo, tmp_path / "ws2").path, repo, open_swept).start()
+    assert warm.wait_done(120) and warm.error is None
+    warm.close()
+    assert swept == [0]  # the view started from the repository's index: nothing re-parsed
+    # Nothing copied back over the repository's own index, nor left half-copied beside it.
+    assert [(p.name, p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in sorted(own.iterdir())] == before
+    assert not [p for p in own.parent.iterdir() if p.name.startswith(".")]
+
+
 def test_readers_see_only_committed_batches(tmp_path: Path) -> None:
     repo = big_repo(tmp_path)
     index = open_index(repo, sweep=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.config import Settings
+from codeloop.memory.owners import memory_owner
 from codeloop.server.auth import ADMIN_USER
 from codeloop.session.memory_admin import open_admin
 from codeloop.session.setup import session_redactor
@@ -20,7 +21,8 @@ playwright = require_chromium()
 
 def test_the_session_view_lists_the_memories_used(tmp_path: Path, repo: Path, script: Path,
                                                   data_dir: Path) -> None:
-    admin = open_admin(data_dir, ADMIN_USER, session_redactor(Settings()))
+    # The admin's memories are the command line's (memory.owners).
+    admin = open_admin(data_dir, memory_owner(ADMIN_USER), session_redactor(Settings()))
     note = admin.add("the tests pass only once calc.add adds", repo=repo)
     with session_page(data_dir, repo, script) as opened:
         page = opened.page
@@ -31,6 +33,6 @@ def test_the_session_view_lists_the_memories_used(tmp_path: Path, repo: Path, sc
         expect(used).to_contain_text(note.text)
         expect(used).to_contain_text(note.id)
         expect(used.locator(".tag")).to_have_text("task")
-        expect(used.locator(".muted")).to_contain_text("user admin")
+        expect(used.locator(".muted")).to_contain_text("user local")
         expect(page.locator("#timeline")).to_contain_text("recalled 1 memories (task)")
         page.screenshot(path=str(tmp_path / "memories.png"), full_page=True)

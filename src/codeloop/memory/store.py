@@ -20,6 +20,7 @@ from typing import Protocol
 from codeloop.errors import StoreError
 from codeloop.index.terms import terms
 from codeloop.memory import ranking, vectors
+from codeloop.memory.owners import MERGED_OWNERS
 from codeloop.memory.records import DEFAULT_TTL_S, Hit, Memory, MemoryNotFound, NewMemory
 from codeloop.memory.stems import TOKENIZER
 from codeloop.private_paths import FILE_MODE, private_dir, private_file, tighten
@@ -167,6 +168,7 @@ class SQLiteMemoryStore(RankedRecall):
             for suffix in ("-wal", "-shm"):
                 tighten(path.with_name(path.name + suffix), FILE_MODE)
             self._purge_expired()
+            self._merge_owners()
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(
                 f"cannot open the memory store at {path}: {exc}",
@@ -224,6 +226,18 @@ class SQLiteMemoryStore(RankedRecall):
             (user, *ids)).fetchall()
         self._delete([int(n) for n, _ in rows], vacuum=True)
         return [str(mid) for _, mid in rows]
+
+    def _merge_owners(self) -> None:
+        """Move the rows of owners that are now another's (`owners.MERGED_OWNERS`), first
+        dropping those the new owner holds word for word (a person who said it both ways)."""
+        conn = self._conn()
+        for old, new in MERGED_OWNERS:
+            twins = conn.execute(
+                "SELECT a.n FROM memories a JOIN memories b ON b.user = ? AND b.kind = a.kind "
+                "AND b.scope = a.scope AND b.repo = a.repo AND b.text = a.text "
+                "WHERE a.user = ?", (new, old)).fetchall()
+            self._delete([int(n) for (n,) in twins], vacuum=False)
+            conn.execute("UPDATE memories SET user = ? WHERE user = ?", (new, old))
 
     def _purge_expired(self) -> None:
         rows = self._conn().execute("SELECT n FROM memories WHERE last_used + ttl_s <= ?",

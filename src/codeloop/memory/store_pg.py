@@ -18,6 +18,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from codeloop.errors import StoreError
 from codeloop.index.terms import terms
 from codeloop.memory import vectors
+from codeloop.memory.owners import MERGED_OWNERS
 from codeloop.memory.ranking import query_terms
 from codeloop.memory.records import DEFAULT_TTL_S, Memory, NewMemory
 from codeloop.memory.stems import bm25, stems
@@ -81,6 +82,7 @@ class PostgresMemoryStore(RankedRecall):
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 conn.execute(_SCHEMA)
             self._purge_expired()
+            self._merge_owners()
         except (psycopg.Error, PoolTimeout) as exc:
             self._pool.close()
             raise StoreError(
@@ -131,6 +133,16 @@ class PostgresMemoryStore(RankedRecall):
                            (user, list(ids)))
         self._rewrite(rows)
         return [str(mid) for (mid,) in rows]
+
+    def _merge_owners(self) -> None:
+        """Move the rows of owners that are now another's (`owners.MERGED_OWNERS`), first
+        dropping those the new owner holds word for word."""
+        for old, new in MERGED_OWNERS:
+            self._rewrite(self._query(
+                "DELETE FROM memories a USING memories b WHERE a.owner = %s AND b.owner = %s "
+                "AND b.kind = a.kind AND b.scope = a.scope AND b.repo = a.repo "
+                "AND b.text = a.text RETURNING a.n", (old, new)))
+            self._query("UPDATE memories SET owner = %s WHERE owner = %s", (new, old))
 
     def _purge_expired(self) -> None:
         self._rewrite(self._query("DELETE FROM memories WHERE last_used + ttl_s <= %s "

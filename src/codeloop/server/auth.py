@@ -15,9 +15,9 @@ from pathlib import Path
 from codeloop.errors import CodeloopError
 from codeloop.private_paths import FILE_MODE, private_dir, tighten
 from codeloop.server.tenant_db import TenantDb
-from codeloop.session.store import LOCAL_OWNER
+from codeloop.session.store import ADMIN_OWNER, LOCAL_OWNER
 
-ADMIN_USER = "admin"
+ADMIN_USER = ADMIN_OWNER
 # Names no token in tokens.json may carry: the admin's, and the command line's sessions' owner.
 RESERVED_USERS = (ADMIN_USER, LOCAL_OWNER)
 

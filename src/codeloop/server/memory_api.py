@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codeloop.config import Settings
 from codeloop.events import MemoryRecalled, MemoryStored
+from codeloop.memory.owners import memory_owner
 from codeloop.memory.records import MAX_TEXT_CHARS, Memory, MemoryNotFound
 from codeloop.server.roots import RepoNotAllowed, allowed_repo
 from codeloop.server.service import SessionService
@@ -80,8 +81,9 @@ def memory_router(user_of: Callable[..., str], service: SessionService, data_dir
 
     def admin(user: str) -> MemoryAdmin:
         # The memories live where the server's events do (its PostgreSQL database, if any).
+        # The admin's are the command line's (`memory.owners`): one person, one set.
         url = getattr(service.store, "url", None)
-        return open_admin(data_dir, user, redactor, may_open,
+        return open_admin(data_dir, memory_owner(user), redactor, may_open,
                           url if isinstance(url, str) else None)
 
     def repo_path(repo: str | None) -> Path | None:

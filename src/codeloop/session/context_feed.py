@@ -74,6 +74,8 @@ class ContextFeed:
         self.semantic = embeddings.available() and embeddings.enabled()
         self._lock = threading.Lock()
         self._prepared: tuple[TaskContext, float] | None = None
+        # Seconds from the session's start to the first context built ahead (benchmarks).
+        self.prepared_after_s: float | None = None
 
     def prepare(self, index: RepoIndex) -> None:
         """On the index's thread, as soon as it opens: the first context, built ahead."""
@@ -82,6 +84,7 @@ class ContextFeed:
         built = self._build(index, self.task, self.budgets.task, self.budgets.map_share, Seen())
         with self._lock:
             self._prepared = built
+        self.prepared_after_s = time.monotonic() - self.warmup.started
 
     def events(self, state: SessionState) -> list[ContextBuilt]:
         """The context to add before this turn: the task context if it is not in yet (and

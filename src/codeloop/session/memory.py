@@ -2,7 +2,8 @@
 step being worked (a note), the backend of the `remember` and `recall` tools, and captures
 from the log (a person's denials and rejections, the episode at the end).
 
-Memories belong to the session's owner; a repository is named by its resolved path
+Memories belong to the session's owner (the server's admin's are the local owner's:
+`memory.owners`); a repository is named by its resolved path
 (docs/memory.md says why not by its remote or first commit).
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from codeloop.config import MemorySettings, Settings
 from codeloop.events import Event, MemoryRecalled, StoredEvent, SystemNote, ToolCallFinished
+from codeloop.memory.owners import memory_owner
 from codeloop.memory.records import Memory, MemoryKind, NewMemory, Scope, repo_identity
 from codeloop.memory.store import MemoryStore
 from codeloop.memory.stores import memory_beside
@@ -58,8 +60,9 @@ def attach_memory(ctx: ToolContext, store: EventStore, session_id: str, repo: Pa
     memory = memory_store_for(store, settings)
     if memory is None:
         return on_event
-    service = SessionMemory(store, session_id, memory, store.get(session_id).owner, repo,
-                            settings.memory, MemoryGuard(redactor))
+    owner = memory_owner(store.get(session_id).owner)
+    service = SessionMemory(store, session_id, memory, owner, repo, settings.memory,
+                            MemoryGuard(redactor))
     ctx.services[MEMORY] = service
     ctx.services[STEP_NOTES] = service.step_events
 

@@ -24,6 +24,7 @@ from codeloop.memory.instructions import (
     repository_instructions,
     user_instructions,
 )
+from codeloop.memory.owners import memory_owner
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.hook_pins import pin_hook_files
 from codeloop.policy.redact import Redactor
@@ -136,7 +137,7 @@ def start_session(
     # Hooks run the user's files as they are now, never a later version (SECURITY.md 41).
     hook_files = pin_hook_files((h.command for h in make_policy(settings).hooks), repo)
     sid = session_id or new_session_id()
-    recalled = task_recall(store, settings, owner, repo, task)
+    recalled = task_recall(store, settings, memory_owner(owner), repo, task)
     prompt = system_prompt(instructions_for(repo), session_redactor(settings),
                            settings.network.allow if network else None, recalled.memories)
     store.create(sid, owner=owner)

@@ -19,6 +19,8 @@ from codeloop.sqlite_local import ThreadConnections
 
 # The owner of the sessions the command line starts (the server's sessions name their user).
 LOCAL_OWNER = "local"
+# The server's operator: whoever holds the data directory's admin token (`server-token`).
+ADMIN_OWNER = "admin"
 
 
 @dataclass(frozen=True)
