@@ -1,5 +1,6 @@
 """Every test gets its own config, data and cache directories, so none reads or writes ~;
-code indexes (a session builds one on a thread) live under its tmp_path."""
+code indexes (a session builds one on a thread) live under its tmp_path. Under pytest-xdist
+(`-n N --dist loadgroup`) tests that share a costly fixture stay on one worker."""
 
 from __future__ import annotations
 
@@ -11,6 +12,32 @@ import pytest
 
 from codeloop.index.registry import forget_open_indexes
 from codeloop.index.warmup import wait_for_warmups
+
+# Tests using these fixtures form one xdist group, run by a single worker one after another:
+# two local Ray clusters at once would compete for the machine's two cores and Ray's ports.
+SHARED_GROUPS = {"ray_cluster": "ray"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks into node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put each test in its xdist group (used by `--dist loadgroup`, ignored otherwise)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and (group := _xdist_group(item)):
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    """"ray" for a Ray test; the module's path when the test uses a module-scoped fixture
+    (built once per worker that runs the module, so its tests stay together); else None."""
+    names = getattr(item, "fixturenames", ())
+    for fixture, group in SHARED_GROUPS.items():
+        if fixture in names:
+            return group
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    if any(chain and chain[-1].scope in ("module", "class") for chain in defs):
+        return item.nodeid.split("::")[0]
+    return None
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +98,18 @@ def pg_url(pg_server: str) -> Iterator[str]:
 
     with fresh_database(pg_server) as url:
         yield url
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name every security case this machine could not exercise, even without -rs (here, not
+    in tests/security/conftest.py: the xdist controller loads only this conftest)."""
+    skipped = [
+        rep
+        for rep in terminalreporter.stats.get("skipped", [])
+        if "tests/security/" in str(getattr(rep, "nodeid", ""))
+    ]
+    if skipped:
+        terminalreporter.write_sep("-", "security cases NOT exercised on this machine")
+        for rep in skipped:
+            reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+            terminalreporter.write_line(f"{rep.nodeid}: {reason}")

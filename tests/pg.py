@@ -50,8 +50,15 @@ class Cluster:
     def __init__(self, bindir: Path, *, durable: bool = False) -> None:
         self.bindir = bindir
         self.root = Path(tempfile.mkdtemp(prefix="codeloop-pg-"))
-        self.port = _free_port()
+        self.port = 0
         self.user: str | None = None
+        try:
+            self._start(durable)
+        except BaseException:  # nothing runs yet that needs stopping; the files go
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+
+    def _start(self, durable: bool) -> None:
         if os.geteuid() == 0:
             self.user = next((u for u in CLUSTER_USERS if _has_user(u)), None)
             if self.user is None:
@@ -64,10 +71,25 @@ class Cluster:
         # Tests want speed, not durability; the append benchmark asks for the real thing.
         fast = "" if durable else " -c fsync=off -c synchronous_commit=off " \
                                   "-c full_page_writes=off"
-        options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-                   f"-c max_connections=200{fast}")
-        self._run("pg_ctl", "-D", str(data), "-o", options, "-l", str(self.root / "log"),
-                  "-w", "-t", "60", "start")
+        # The free port is only free until someone binds it: with pytest-xdist workers (and
+        # other clusters) starting at once, another may take it first, so try a fresh one.
+        for attempt in range(3):
+            self.port = _free_port()
+            options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
+                       f"-c max_connections=200{fast}")
+            try:
+                self._run("pg_ctl", "-D", str(data), "-o", options, "-l",
+                          str(self.root / "log"), "-w", "-t", "60", "start")
+                return
+            except NoPostgres:
+                if attempt == 2 or "could not bind" not in self._log():
+                    raise
+
+    def _log(self) -> str:
+        try:
+            return (self.root / "log").read_text(errors="replace")
+        except OSError:
+            return ""
 
     def _run(self, tool: str, *args: str) -> None:
         proc = subprocess.run([str(self.bindir / tool), *args], capture_output=True, text=True,

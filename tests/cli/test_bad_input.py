@@ -14,9 +14,10 @@ from tests.cli.pty_driver import Screen, run_in_pty
 from tests.cli.test_cli import cli
 from tests.session.helpers import make_repo
 
-# Python starting and importing codeloop takes a second or two on a busy machine; retries
-# of a dead endpoint took 15-25 s.
-PROMPT_S = 5.0
+# Python starting and importing codeloop takes a second or two on a busy machine, and two to
+# three times that with four pytest-xdist workers on two cores; retries of a dead endpoint
+# took 15-25 s, which this bound still catches.
+PROMPT_S = 12.0
 
 
 def _closed_port() -> int:

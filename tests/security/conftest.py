@@ -100,16 +100,3 @@ def system_python(caps: Capabilities) -> str:
         pytest.skip(f"CANNOT EXERCISE: {SYSTEM_PYTHON} is missing; the probes need it")
     return SYSTEM_PYTHON
 
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Name every security case this machine could not exercise, even without -rs."""
-    skipped = [
-        rep
-        for rep in terminalreporter.stats.get("skipped", [])
-        if "tests/security/" in str(getattr(rep, "nodeid", ""))
-    ]
-    if skipped:
-        terminalreporter.write_sep("-", "security cases NOT exercised on this machine")
-        for rep in skipped:
-            reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
-            terminalreporter.write_line(f"{rep.nodeid}: {reason}")

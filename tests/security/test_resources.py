@@ -11,7 +11,9 @@ import pytest
 
 from .conftest import Box
 
-pytestmark = pytest.mark.security
+# One xdist worker runs these in turn: RLIMIT_NPROC counts every task of the uid, so a fork
+# bomb on one worker would eat into the 64-task limit of another's command started before it.
+pytestmark = [pytest.mark.security, pytest.mark.xdist_group("process-limits")]
 
 
 def _host_processes_with(marker: str) -> list[str]:
