@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
+
+from codeloop.sandbox.base import CommandResult
+from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID
+from codeloop.sandbox.user_tasks import tasks_of
 
 from .conftest import Box
 
@@ -55,6 +61,50 @@ def test_case28_the_users_own_tasks_do_not_count_against_a_command(box: Box) -> 
         release.set()
         for thread in threads:
             thread.join()
+
+
+def test_case28_other_commands_of_the_sandbox_uid_do_not_count_against_a_command(
+        box: Box) -> None:
+    # As root every command runs as the one sandbox uid, and RLIMIT_NPROC counts all of that
+    # uid's tasks: a session's test run holding tasks starved every other session's commands.
+    if os.geteuid() != 0:
+        pytest.skip("CANNOT EXERCISE: commands share a sandbox uid only under root")
+    held: dict[str, CommandResult] = {}
+    nap = _nap()
+    holder = threading.Thread(target=lambda: held.update(result=box.run(
+        f"for i in $(seq 40); do sleep {nap} & done; wait", max_processes=64, timeout_s=60)))
+    holder.start()
+    try:
+        deadline = time.monotonic() + 30
+        while tasks_of(DEFAULT_SANDBOX_UID) < 40:
+            assert time.monotonic() < deadline, "the holding command never started its tasks"
+            time.sleep(0.1)
+        result = box.run("for i in $(seq 20); do sleep 0.2 & done; wait; echo all-started",
+                         max_processes=32, timeout_s=30)
+        assert result.exit_code == 0 and "all-started" in result.output, result.output
+    finally:
+        for pid in _sandbox_sleepers(nap):
+            os.kill(pid, signal.SIGKILL)
+        holder.join()
+
+
+def _nap() -> str:
+    """A sleep length no other test's command uses, so only ours are found and killed."""
+    return f"19.{os.getpid() % 1000:03d}"
+
+
+def _sandbox_sleepers(nap: str) -> list[int]:
+    """The holding command's `sleep NAP` processes (run as the sandbox uid)."""
+    wanted = f"sleep\0{nap}\0".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (entry.name.isdigit() and entry.stat().st_uid == DEFAULT_SANDBOX_UID
+                    and (entry / "cmdline").read_bytes() == wanted):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def test_case28_shell_fork_bomb_is_contained(box: Box) -> None:

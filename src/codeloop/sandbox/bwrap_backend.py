@@ -44,13 +44,13 @@ _PRLIMIT = "/usr/bin/prlimit"
 _CPU_GRACE_S = 5
 
 
-def _rlimit_values(limits: Limits) -> list[tuple[int, str, int, int]]:
-    """(resource, prlimit name, soft, hard) for each limit."""
+def _rlimit_values(limits: Limits, runs_as: int) -> list[tuple[int, str, int, int]]:
+    """(resource, prlimit name, soft, hard) for each limit of a command run as uid `runs_as`."""
     mb = 1 << 20
     cpu = limits.cpu_seconds
-    # Counted against every task of this user, so the user's own come on top (user_tasks.py);
-    # the tree watch bounds the command's own tree to max_processes as well.
-    nproc = nproc_limit(limits.max_processes)
+    # Counted against every task of the uid, so the ones it runs already come on top
+    # (user_tasks.py); the tree watch bounds the command's own tree to max_processes as well.
+    nproc = nproc_limit(limits.max_processes, runs_as)
     return [
         (resource.RLIMIT_AS, "as", limits.memory_mb * mb, limits.memory_mb * mb),
         (resource.RLIMIT_FSIZE, "fsize", limits.max_file_mb * mb, limits.max_file_mb * mb),
@@ -61,13 +61,13 @@ def _rlimit_values(limits: Limits) -> list[tuple[int, str, int, int]]:
     ]
 
 
-def _rlimits(limits: Limits) -> tuple[list[str], Callable[[], None] | None]:
+def _rlimits(limits: Limits, runs_as: int) -> tuple[list[str], Callable[[], None] | None]:
     """How the command gets its resource limits (inherited through bwrap).
 
     util-linux's prlimit as a launcher keeps Popen on its fast path and off `preexec_fn`,
     which is unsafe in a threaded process; the pre-exec hook is the fallback.
     """
-    values = _rlimit_values(limits)
+    values = _rlimit_values(limits, runs_as)
     if os.access(_PRLIMIT, os.X_OK):
         return [_PRLIMIT, *(f"--{name}={soft}:{hard}" for _, name, soft, hard in values), "--"], None
 
@@ -262,7 +262,7 @@ class BwrapSandbox:
                     group.adopt(tree(pid))
                     os.write(gate[1], b"go")
 
-            rlimits, preexec = _rlimits(lim)
+            rlimits, preexec = _rlimits(lim, self._drop[0] if self._drop else os.getuid())
             outcome = run_process(
                 [*launcher, *rlimits, *bwrap_argv(self._bwrap, profile, command)],
                 cwd=Path("/"),

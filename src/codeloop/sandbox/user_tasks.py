@@ -1,9 +1,11 @@
-"""How many tasks (processes and threads) this user runs now, for RLIMIT_NPROC.
+"""How many tasks (processes and threads) a user runs now, for RLIMIT_NPROC.
 
 RLIMIT_NPROC is not a per-command limit: the kernel compares it with every task of the
-user's real uid on the machine, and bwrap's own clone is checked too. A user whose shell,
-editor and codeloop's threads already pass `max_processes` could run no sandboxed command at
-all, so the sandbox sets the limit to what the user runs now plus `max_processes`.
+real uid the command runs as, on the whole machine, and bwrap's own clone is checked too. A
+user whose shell, editor and codeloop's threads already pass `max_processes` could run no
+sandboxed command at all; under root every command runs as the one sandbox uid, so two
+sessions' test runs would share one limit. The sandbox therefore sets the limit to what that
+uid runs now plus `max_processes`.
 """
 
 from __future__ import annotations
@@ -33,8 +35,7 @@ def tasks_of(uid: int) -> int:
     return count
 
 
-def nproc_limit(max_processes: int) -> int:
-    """The RLIMIT_NPROC that leaves a command `max_processes` tasks beyond this user's own
-    (root is not bound by the limit, so its value is the plain one)."""
-    uid = os.getuid()
-    return max_processes if uid == 0 else tasks_of(uid) + max_processes
+def nproc_limit(max_processes: int, runs_as: int) -> int:
+    """The RLIMIT_NPROC that leaves a command running as uid `runs_as` `max_processes` tasks
+    beyond what that uid runs already (root is not bound by it: the plain value)."""
+    return max_processes if runs_as == 0 else tasks_of(runs_as) + max_processes
