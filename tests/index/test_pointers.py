@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeloop.index.pointers import frame_files, method_files, module_files, source_files
-from codeloop.index.rank import Signals, fuse, rank_files, signals
+from codeloop.index.pointers import (
+    _stems,
+    frame_files,
+    method_files,
+    module_files,
+    source_files,
+)
+from codeloop.index.rank import Signals, fuse, is_test_path, rank_files, signals
 from codeloop.index.service import RepoIndex
 
 TRACEBACK = """\
@@ -56,8 +62,8 @@ def test_a_traceback_puts_its_innermost_repository_frame_first(repo: Path) -> No
     frame = ('Traceback (most recent call last):\n'
              '  File "/srv/venv/lib/python3.11/site-packages/shop/pricing.py", line 6\n'
              'TypeError: unsupported operand\n')
-    assert [p for p, _ in rank_files(index, prose)][0] == "shop/cart.py"
-    assert [p for p, _ in rank_files(index, f"{prose}\n\n{frame}")][0] == "shop/pricing.py"
+    assert rank_files(index, prose)[0][0] == "shop/cart.py"
+    assert rank_files(index, f"{prose}\n\n{frame}")[0][0] == "shop/pricing.py"
 
 
 def test_a_failing_test_lifts_the_module_it_tests(repo: Path) -> None:
@@ -82,10 +88,12 @@ def test_a_failing_test_lifts_the_module_it_tests(repo: Path) -> None:
 
 
 def test_source_files_of_a_test_by_its_name() -> None:
-    stems = {"cse_main": ["sympy/simplify/cse_main.py"], "terminal": ["src/_pytest/terminal.py"],
-             "utils": ["a/utils.py", "b/utils.py", "c/utils.py"]}
+    stems = _stems(["sympy/simplify/cse_main.py", "sympy/simplify/cse_opts.py",
+                    "src/_pytest/terminal.py", "a/utils.py", "b/utils.py", "c/utils.py",
+                    "testing/test_terminal.py"], is_test_path)
+    # No `cse.py`: the `cse_*` modules beside it (two, so not ambiguous).
     assert source_files(stems, "sympy/simplify/tests/test_cse.py") == [
-        "sympy/simplify/cse_main.py"]
+        "sympy/simplify/cse_main.py", "sympy/simplify/cse_opts.py"]
     assert source_files(stems, "testing/test_terminal.py") == ["src/_pytest/terminal.py"]
     assert source_files(stems, "x/tests/test_utils.py") == []  # three candidates, none nearer
     assert source_files(stems, "a/tests/test_utils.py") == ["a/utils.py"]

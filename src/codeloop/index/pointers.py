@@ -13,8 +13,10 @@ from codeloop.index.service import RepoIndex
 
 # `File "/abs/path/pkg/mod.py", line 12, in func` (Python) and `pkg/mod.py:12` (pytest, linters).
 _FRAME = re.compile(r'File "([^"\n]+)", line \d+')
-_COLON_FRAME = re.compile(r"([\w.\-/\\]+\.[A-Za-z]{1,5}):\d+")
-_PATH = re.compile(r"[\w.\-/\\]*[/\\][\w.\-/\\]*\.[A-Za-z]{1,5}\b")
+# Runs of path characters (one match per run: no backtracking over long words), then the
+# runs that look like a path to a file, with a `:line` after them or not.
+_PATH_RUN = re.compile(r"[\w.\-/\\]+(?::\d+)?")
+_FILE_PATH = re.compile(r"(.*\.[A-Za-z]{1,5})(:\d+)?")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,}")
 _SPECIFIC = 3  # a suffix or name shared by more files than this points nowhere
 
@@ -56,13 +58,19 @@ def frame_files(index: RepoIndex, text: str) -> list[str]:
     """Repository files the text's tracebacks and written paths name, innermost frame first
     (a traceback ends where the error was raised), then other paths in text order."""
     suffixes = index.memo("path_tails", lambda: _suffixes(index.paths()))
-    frames = [m for m in _FRAME.findall(text)] + _COLON_FRAME.findall(text)
+    frames: list[str] = _FRAME.findall(text)
+    written: list[str] = []
+    for run in _PATH_RUN.findall(text):
+        m = _FILE_PATH.fullmatch(run)
+        if m is None:
+            continue
+        if m.group(2):
+            frames.append(m.group(1))
+        elif "/" in run or "\\" in run:
+            written.append(m.group(1))
     out: dict[str, None] = {}
-    for written in reversed(frames):
-        for p in _longest_suffix(written, suffixes):
-            out.setdefault(p, None)
-    for written in _PATH.findall(text):
-        for p in _longest_suffix(written, suffixes):
+    for path in [*reversed(frames), *written]:
+        for p in _longest_suffix(path, suffixes):
             out.setdefault(p, None)
     return list(out)
 
@@ -111,7 +119,8 @@ _TEST_STEM = re.compile(r"^test_(.+)$|^(.+?)(?:_tests?|\.test|\.spec)$")
 
 
 def _stems(paths: list[str], is_test: Callable[[str], bool]) -> dict[str, list[str]]:
-    """Each non-test file's stem (a package's name for its `__init__`) to its files."""
+    """Each non-test file's stem (a package's name for its `__init__`), and each prefix of
+    it that ends in `_`, to its files."""
     out: dict[str, list[str]] = defaultdict(list)
     for p in paths:
         if is_test(p) or "." not in p.rsplit("/", 1)[-1]:
@@ -121,6 +130,10 @@ def _stems(paths: list[str], is_test: Callable[[str], bool]) -> dict[str, list[s
         if stem == "__init__" and folder:
             stem = folder.rpartition("/")[2]
         out[stem].append(p)
+        # `cse_main` is also found as `cse_` (what `test_cse.py` tests when no `cse.py`).
+        for i, c in enumerate(stem):
+            if c == "_" and i:
+                out[stem[:i + 1]].append(p)
     return dict(out)
 
 
@@ -135,8 +148,7 @@ def source_files(stems: dict[str, list[str]], test: str) -> list[str]:
     tested = m.group(1) or m.group(2)
     found = [p for p in stems.get(tested, []) if p.endswith(f".{ext}")]
     if not found:
-        found = [p for stem, files in stems.items() if stem.startswith(f"{tested}_")
-                 for p in files if p.endswith(f".{ext}")]
+        found = [p for p in stems.get(f"{tested}_", []) if p.endswith(f".{ext}")]
     if not found:
         return []
     parts = folder.split("/")
