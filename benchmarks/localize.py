@@ -18,6 +18,7 @@ optional model2vec embeddings, and the embeddings alone, on the same instances.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from swebench_repos import (
     CodeBm25,
     add_data_options,
@@ -43,9 +45,17 @@ from swebench_repos import (
 
 from codeloop.context.retrieval import build_task_context
 from codeloop.context.tokens import get_counter
-from codeloop.index import embeddings
-from codeloop.index.rank import LEXICAL_DEPTH, Signals, fuse, fuse_semantic, signals
+from codeloop.index import embeddings, pointers
+from codeloop.index.rank import (
+    LEXICAL_DEPTH,
+    Signals,
+    fuse,
+    fuse_semantic,
+    is_test_path,
+    signals,
+)
 from codeloop.index.service import RepoIndex
+from codeloop.index.term_indexes import keep_tokens_between_rebuilds
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
@@ -136,19 +146,36 @@ RANKERS = ("ours", "ours_embeddings", "embeddings_only", "bm25", "aider_repomap"
 REPLAY_DEPTH = 400  # positions of each list kept for replay: all but the rare long tails
 
 
-def replayable(found: Signals) -> dict[str, Any]:
-    """The ranked lists (cut to REPLAY_DEPTH) and the BM25 scores of their kept files (the
-    best score heads its list, so the score shares replay exactly)."""
+def replayable(found: Signals, index: RepoIndex) -> dict[str, Any]:
+    """The ranked lists (cut to REPLAY_DEPTH), the BM25 scores of their kept files (the
+    best score heads its list, so the score shares replay exactly) and each listed file's
+    size (chunks, definitions) and in-degree in the reference graph."""
     lists = {name: ranked[:REPLAY_DEPTH] for name, ranked in found.lists.items()}
     kept = {name: {p: round(found.scores[name][p], 4) for p in lists[name]}
             for name in found.scores}
-    return {"lists": lists, "scores": kept}
+    sizes = index.file_sizes()
+    graph = index.graph()
+    indegree = index.memo("indegree", lambda: np.bincount(graph.pair_dst,
+                                                           minlength=len(graph.paths)))
+    listed = {p for ranked in lists.values() for p in ranked}
+    stats = {p: [*sizes.get(p, (0, 0)),
+                 int(indegree[graph.index[p]]) if p in graph.index else 0] for p in listed}
+    return {"lists": lists, "scores": kept, "stats": stats, "tested": found.tested}
 
 
 def rescored(entry: dict[str, Any]) -> dict[str, float]:
     """`entry`'s scores for our ranking with the recorded lists fused again (its span figure,
     which needs the index, is kept)."""
-    found = Signals(entry["signals"]["lists"], entry["signals"]["scores"])
+    recorded = entry["signals"]
+    tested = recorded.get("tested")
+    if tested is None:
+        # Recorded before `Signals.tested`: map the test files among the listed paths (the
+        # ranker maps them among all the repository's paths; the lists hold most of them).
+        listed = sorted({p for ranked in recorded["lists"].values() for p in ranked})
+        stems = pointers._stems(listed, is_test_path)
+        tested = {t: s for t in listed if is_test_path(t)
+                  if (s := pointers.source_files(stems, t))}
+    found = Signals(recorded["lists"], recorded["scores"], tested)
     again = scores([p for p, _ in fuse(found, limit=50)], entry["gold"])
     if "span_in_context_pct" in entry["ours"]:
         again["span_in_context_pct"] = entry["ours"]["span_in_context_pct"]
@@ -159,6 +186,26 @@ def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
     if path is not None:
         with path.open("a") as fh:
             fh.write(json.dumps(entry) + "\n")
+
+
+def shard(rows: list[dict[str, Any]], which: str) -> list[dict[str, Any]]:
+    """The `which` ("I/N") block of each repository's rows, kept in their order."""
+    i, n = (int(x) for x in which.split("/"))
+    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_repo[row["repo"]].append(row)
+    out = []
+    for repo_rows in by_repo.values():
+        size = -(-len(repo_rows) // n)
+        out.extend(repo_rows[(i - 1) * size:i * size])
+    return out
+
+
+def half_of(instance: str) -> str:
+    """The instance's half of the set, by a hash of its id: signals are chosen and tuned on
+    `tune` and judged on `held_out`."""
+    return "tune" if hashlib.blake2b(instance.encode(), digest_size=1).digest()[0] % 2 == 0 \
+        else "held_out"
 
 
 def _per_repo(details: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -182,6 +229,10 @@ def main() -> None:
     add_data_options(parser)
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
     parser.add_argument("--repo", action="append", default=[], help="only this owner/name")
+    parser.add_argument("--shard", default="1/1",
+                        help="I/N: only the I-th of N consecutive blocks of each "
+                             "repository's instances in commit order (runs in parallel, each "
+                             "with its own --workdir and --details)")
     parser.add_argument("--budget", type=int, default=20_000)
     parser.add_argument("--no-aider", action="store_true")
     parser.add_argument("--embeddings", action="store_true",
@@ -206,9 +257,12 @@ def main() -> None:
         raise SystemExit("--embeddings needs model2vec and tokenlearn-static-model: "
                          "pip install -e '.[embeddings]'")
 
-    rows = in_commit_order(load_instances(args.instances, args.repo, args.limit), args.mirrors)
+    rows = shard(in_commit_order(load_instances(args.instances, args.repo, args.limit),
+                                 args.mirrors), args.shard)
 
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
+    # One checkout moves from commit to commit: re-tokenise only the files that changed.
+    keep_tokens_between_rebuilds()
     counter = get_counter()
     aider = None if args.no_aider or args.summary_only else AiderMap()
     details: list[dict[str, Any]] = []
@@ -326,7 +380,7 @@ def main() -> None:
             entry = {"instance": iid, "repo": row["repo"], **scored,
                      "rank_and_context_ms": round(ours_ms[-1], 1),
                      # What benchmarks/localize_tune.py replays other weights on.
-                     "gold": gold, "signals": replayable(found)}
+                     "gold": gold, "signals": replayable(found, index)}
             if args.embeddings:
                 entry["embedding_rank_ms"] = round(embed_ms[-1], 1)
             _write_details(args.details, entry)
@@ -351,6 +405,9 @@ def main() -> None:
         "not_run_instances": len(not_run),
         "baselines": {"bm25": summaries["bm25"], "aider_repomap": summaries["aider_repomap"]},
         "per_repository_recall_at_5": _per_repo(details),
+        "halves": {half: {name: summarise([d[name] for d in details
+                                           if name in d and half_of(d["instance"]) == half])
+                          for name in ("ours", "bm25")} for half in ("tune", "held_out")},
     }
     if args.embeddings:
         figures["with_embeddings"] = summaries["ours_embeddings"]
@@ -360,6 +417,8 @@ def main() -> None:
     for name, summary in summaries.items():
         if summary["instances"]:
             print(f"{name:>16}: " + "  ".join(f"{k}={v}" for k, v in summary.items()))
+    for half, cells in figures["halves"].items():
+        print(f"{half:>16}: " + "  ".join(f"{k}={v}" for k, v in cells["ours"].items()))
     print(f"{'repository':<30} " + " ".join(f"{name:>16}" for name in RANKERS))
     for repo, cells in figures["per_repository_recall_at_5"].items():
         print(f"{repo:<30} " + " ".join(f"{cells.get(name, float('nan')):>16.3f}"

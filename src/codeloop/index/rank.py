@@ -1,9 +1,11 @@
 """Rank the files of a repository for a piece of text (a task, an issue, a focus).
 
-Six signals, fused by weighted reciprocal rank: BM25 over whole files, BM25 over chunks
+Nine signals, fused by weighted reciprocal rank: BM25 over whole files, BM25 over chunks
 (best chunk per file), files the text names or that define identifiers it names, PageRank
-over the reference graph personalised to those files, path components the text names, and
-the files that past commits with messages like the text's title changed.
+over the reference graph personalised to those files, path components the text names, the
+files that past commits with messages like the text's title changed, and the precise
+pointers of `pointers` (traceback frames, dotted module paths, `Class.method` pairs). A
+test file that ranks high passes a share of its score to the module it tests.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from codeloop.index import embeddings
@@ -20,13 +22,18 @@ from codeloop.index.graph import pagerank
 from codeloop.index.history import title_of
 from codeloop.index.hits import ChunkHit
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
+from codeloop.index.pointers import frame_files, method_files, module_files, tested_sources
 from codeloop.index.service import RepoIndex
 
 RRF_K = 20.0
 LEXICAL_DEPTH = 200
 
 WEIGHTS = {"files": 0.5, "chunks": 1.0, "mentions": 0.5, "pagerank": 0.5, "paths": 1.0,
-           "history": 2.0}
+           "history": 2.0, "frames": 2.0, "modules": 0.5, "methods": 0.5}
+# A test file among the first TESTED_DEPTH passes this share of its score (before priors)
+# to the module it tests: an issue quoting a failing test points at that module's code.
+TESTED_SHARE = 0.25
+TESTED_DEPTH = 10
 # Reciprocal rank keeps only the order of a list; a file whose BM25 score stands far above
 # the rest also gets a share of its score relative to the best (on the localisation
 # benchmark this lifted recall@1 by 0.03 without costing recall@5).
@@ -67,10 +74,12 @@ def prior(path: str) -> float:
 
 @dataclass
 class Signals:
-    """The ranked lists one text gives, before fusion, and the BM25 scores of two of them."""
+    """The ranked lists one text gives, before fusion, the BM25 scores of two of them, and
+    the modules that the listed test files test."""
 
     lists: dict[str, list[str]]
     scores: dict[str, dict[str, float]]
+    tested: dict[str, list[str]] = field(default_factory=dict)
 
 
 def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None = None,
@@ -108,7 +117,13 @@ def signals(index: RepoIndex, text: str, focus: Focus | None = None,
     votes = index.commit_search().files_for(title_of(text))
     present = index.memo("path_set", lambda: frozenset(index.paths()))
     lists["history"] = sorted((p for p in votes if p in present), key=lambda p: (-votes[p], p))
-    return Signals(lists, {"files": file_scores, "chunks": best_chunk})
+    lists["frames"] = frame_files(index, text)
+    lists["modules"] = module_files(index, text)
+    lists["methods"] = method_files(index, text)
+    # Any list's head can put a test file in the fused head: map those test files.
+    tests = {p for ranked in lists.values() for p in ranked[:2 * TESTED_DEPTH] if is_test_path(p)}
+    tested = tested_sources(index, sorted(tests), is_test_path)
+    return Signals(lists, {"files": file_scores, "chunks": best_chunk}, tested)
 
 
 def fuse(found: Signals, limit: int = 50, weights: dict[str, float] | None = None,
@@ -128,6 +143,10 @@ def fuse(found: Signals, limit: int = 50, weights: dict[str, float] | None = Non
         if top > 0:
             for path, score in scores.items():
                 fused[path] += score_weights.get(name, 0.0) * score / top
+    head = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:TESTED_DEPTH]
+    for path, score in head:
+        for source in found.tested.get(path, []):
+            fused[source] += TESTED_SHARE * score
     for path in fused:
         fused[path] *= priors(path)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]

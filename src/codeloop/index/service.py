@@ -41,7 +41,8 @@ SWEEP_INTERVAL_S = 5.0
 _MAX_RETRIES = 2
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 # Memos made from the list of indexed paths alone: kept when a file's content changes.
-_PATH_MEMOS = frozenset({"paths", "path_set", "path_suffixes", "path_components"})
+_PATH_MEMOS = frozenset({"paths", "path_set", "path_suffixes", "path_components",
+                         "path_tails", "dotted_modules", "file_stems"})
 T = TypeVar("T")
 
 
@@ -371,6 +372,15 @@ class RepoIndex:
                         "ORDER BY name, path", batch):
                     out[str(name)].append(str(path))
         return out
+
+    def file_sizes(self) -> dict[str, tuple[int, int]]:
+        """Each indexed file's (chunks, definitions): how much of the repository it holds."""
+        def load() -> dict[str, tuple[int, int]]:
+            with self._lock:
+                chunks = dict(self.db.execute("SELECT path, COUNT(*) FROM chunks GROUP BY path"))
+                defs = dict(self.db.execute("SELECT path, COUNT(*) FROM defs GROUP BY path"))
+            return {str(p): (int(n), int(defs.get(p, 0))) for p, n in chunks.items()}
+        return self.memo("file_sizes", load)
 
     def paths(self) -> list[str]:
         def load() -> list[str]:

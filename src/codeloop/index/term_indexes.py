@@ -29,6 +29,19 @@ from codeloop.workspace.hostfs import SafeRoot
 # benchmark) left a 1 GB heap behind.
 SNAPSHOT_EVERY_S = 5.0
 
+# File version (content hash) -> its chunks' terms and its file terms, kept from one rebuild
+# to the next when a caller turns it on (`keep_tokens_between_rebuilds`): a process that
+# moves one checkout from commit to commit (the localisation benchmark) then re-tokenises
+# only the files that changed, not the whole tree. Off by default: it holds every file's
+# terms in memory (~3x the index on sympy).
+_kept_tokens: dict[str, tuple[list[list[str]], list[str]]] | None = None
+
+
+def keep_tokens_between_rebuilds(keep: bool = True) -> None:
+    """Keep each file version's terms in memory across rebuilds (see `_kept_tokens`)."""
+    global _kept_tokens
+    _kept_tokens = {} if keep else None
+
 
 class TermIndexes:
     """Chunk and file BM25 indexes over the store `db` of the tree at `root`, saved in `directory`."""
@@ -167,19 +180,36 @@ class TermIndexes:
     def _tokens_from_disk(self, by_path: dict[str, list[tuple[str, Chunk]]]
                           ) -> Iterable[tuple[str, list[tuple[str, list[str]]]]]:
         """Per file: (chunk key, terms) for each chunk, then (path, file terms)."""
+        kept = _kept_tokens
+        hashes: dict[str, str] = {}
+        if kept is not None:
+            hashes = {str(p): str(h) for p, h in self.db.execute("SELECT path, hash FROM files")}
+        used: dict[str, tuple[list[list[str]], list[str]]] = {}
         for path, chunks in by_path.items():
-            try:
-                lines = decode(self.tree.read_bytes(path)).splitlines()
-            except (OSError, UnsafePath):
-                continue
-            prefix = path_terms(path)
-            docs = [(key, chunk_terms(path, lines, c, prefix)) for key, c in chunks]
-            names = [str(r[0]) for r in
-                     self.db.execute("SELECT name FROM defs WHERE path=?", (path,))]
-            file_terms = prefix * 2 + [t for n in names for t in terms(n)]
-            for _key, toks in docs:
-                file_terms.extend(toks[len(prefix):])
+            version = f"{path}\0{hashes.get(path, '')}"
+            if kept is not None and version in kept and len(kept[version][0]) == len(chunks):
+                chunk_toks, file_terms = kept[version]
+            else:
+                try:
+                    lines = decode(self.tree.read_bytes(path)).splitlines()
+                except (OSError, UnsafePath):
+                    continue
+                prefix = path_terms(path)
+                chunk_toks = [chunk_terms(path, lines, c, prefix) for _key, c in chunks]
+                names = [str(r[0]) for r in
+                         self.db.execute("SELECT name FROM defs WHERE path=?", (path,))]
+                file_terms = prefix * 2 + [t for n in names for t in terms(n)]
+                for toks in chunk_toks:
+                    file_terms.extend(toks[len(prefix):])
+            if kept is not None:
+                used[version] = (chunk_toks, file_terms)
+            docs = [(key, toks) for (key, _c), toks in zip(chunks, chunk_toks, strict=True)]
             yield path, [*docs, (path, file_terms)]
+        if kept is not None and len(used) == len(by_path):  # a whole rebuild: keep this tree
+            kept.clear()
+            kept.update(used)
+        elif kept is not None:
+            kept.update(used)
 
 
 def release_free_memory() -> None:

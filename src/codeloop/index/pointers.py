@@ -1,0 +1,174 @@
+"""Precise pointers an issue text gives to files: traceback frames and file paths written
+from another root (`/usr/lib/python3/site-packages/pkg/mod.py`), dotted module paths with
+a name after them (`pkg.mod.Class.method`), `Class.method` pairs the repository defines;
+and the module a test file tests (`tests/test_cse.py` -> `cse.py`)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+
+from codeloop.index.service import RepoIndex
+
+# `File "/abs/path/pkg/mod.py", line 12, in func` (Python) and `pkg/mod.py:12` (pytest, linters).
+_FRAME = re.compile(r'File "([^"\n]+)", line \d+')
+# Runs of path characters (one match per run: no backtracking over long words), then the
+# runs that look like a path to a file, with a `:line` after them or not.
+_PATH_RUN = re.compile(r"[\w.\-/\\]+(?::\d+)?")
+_FILE_PATH = re.compile(r"(.*\.[A-Za-z]{1,5})(:\d+)?")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,}")
+_SPECIFIC = 3  # a suffix or name shared by more files than this points nowhere
+
+
+def _suffixes(paths: list[str]) -> dict[str, list[str]]:
+    """Each path suffix of at least two components to its files (a bare file name is the
+    focus's job: too many `__init__.py` and `utils.py`)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for p in paths:
+        parts = p.split("/")
+        for i in range(max(len(parts) - 1, 1)):
+            out["/".join(parts[i:])].append(p)
+    return dict(out)
+
+
+def _modules(paths: list[str]) -> dict[str, str]:
+    """Dotted module name (`pkg.sub.mod`, `pkg.sub` for its `__init__.py`) to its file."""
+    out: dict[str, str] = {}
+    for p in paths:
+        if p.endswith(".py"):
+            dotted = p[:-3].replace("/", ".")
+            out[dotted.removesuffix(".__init__")] = p
+            # `src/pkg/mod.py` is imported as `pkg.mod`.
+            if dotted.startswith(("src.", "lib.")):
+                out[dotted.split(".", 1)[1].removesuffix(".__init__")] = p
+    return out
+
+
+def _longest_suffix(written: str, suffixes: dict[str, list[str]]) -> list[str]:
+    parts = written.replace("\\", "/").strip("/.").split("/")
+    for i in range(len(parts)):
+        hits = suffixes.get("/".join(parts[i:]))
+        if hits:
+            return hits if len(hits) <= _SPECIFIC else []
+    return []
+
+
+def frame_files(index: RepoIndex, text: str) -> list[str]:
+    """Repository files the text's tracebacks and written paths name, innermost frame first
+    (a traceback ends where the error was raised), then other paths in text order."""
+    suffixes = index.memo("path_tails", lambda: _suffixes(index.paths()))
+    frames: list[str] = _FRAME.findall(text)
+    written: list[str] = []
+    for run in _PATH_RUN.findall(text):
+        m = _FILE_PATH.fullmatch(run)
+        if m is None:
+            continue
+        if m.group(2):
+            frames.append(m.group(1))
+        elif "/" in run or "\\" in run:
+            written.append(m.group(1))
+    out: dict[str, None] = {}
+    for path in [*reversed(frames), *written]:
+        for p in _longest_suffix(path, suffixes):
+            out.setdefault(p, None)
+    return list(out)
+
+
+def module_files(index: RepoIndex, text: str) -> list[str]:
+    """Files of the dotted module paths the text writes, also with a class or function
+    name after them (`xarray.core.dataset.Dataset.merge` names `xarray/core/dataset.py`)."""
+    modules = index.memo("dotted_modules", lambda: _modules(index.paths()))
+    out: dict[str, None] = {}
+    for dotted in _DOTTED.findall(text):
+        parts = dotted.split(".")
+        # Two components at least: a bare package name (`sympy`) names no file worth reading.
+        for end in range(len(parts), 1, -1):
+            path = modules.get(".".join(parts[:end]))
+            if path is not None:
+                out.setdefault(path, None)
+                break
+    return list(out)
+
+
+def method_files(index: RepoIndex, text: str) -> list[str]:
+    """Files defining a `Class.method` (or `Class.attribute`) pair the text writes, the
+    method found under that very class."""
+    pairs = {(a, b) for a, b in (m.split(".")[-2:] for m in _DOTTED.findall(text))
+             if a[:1].isupper() and len(b) >= 3}
+    if not pairs:
+        return []
+    defined = index.files_defining({b for _, b in pairs})
+    candidates = sorted({p for _, b in pairs for p in defined.get(b, [])})
+    defs = index.definitions_in(candidates)
+    files_of: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for path in candidates:
+        for d in defs[path]:
+            pair = ((d.parent or "").rpartition(".")[2], d.name)
+            if pair in pairs:
+                files_of[pair].add(path)
+    hits: dict[str, int] = defaultdict(int)
+    for files in files_of.values():
+        if len(files) <= _SPECIFIC:
+            for path in files:
+                hits[path] += 1
+    return sorted(hits, key=lambda p: (-hits[p], p))
+
+
+_TEST_STEM = re.compile(r"^test_(.+)$|^(.+?)(?:_tests?|\.test|\.spec)$")
+
+
+def _stems(paths: list[str], is_test: Callable[[str], bool]) -> dict[str, list[str]]:
+    """Each non-test file's stem (a package's name for its `__init__`), and each prefix of
+    it that ends in `_`, to its files."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for p in paths:
+        if is_test(p) or "." not in p.rsplit("/", 1)[-1]:
+            continue
+        folder, _, name = p.rpartition("/")
+        stem = name.rsplit(".", 1)[0]
+        if stem == "__init__" and folder:
+            stem = folder.rpartition("/")[2]
+        out[stem].append(p)
+        # `cse_main` is also found as `cse_` (what `test_cse.py` tests when no `cse.py`).
+        for i, c in enumerate(stem):
+            if c == "_" and i:
+                out[stem[:i + 1]].append(p)
+    return dict(out)
+
+
+def source_files(stems: dict[str, list[str]], test: str) -> list[str]:
+    """The modules a test file tests, by name (`tests/test_cse.py` tests `cse.py`, else
+    `cse_*.py`), the ones nearest to the test; none when the name is ambiguous."""
+    folder, _, name = test.rpartition("/")
+    stem, _, ext = name.rpartition(".")
+    m = _TEST_STEM.match(stem)
+    if m is None:
+        return []
+    tested = m.group(1) or m.group(2)
+    found = [p for p in stems.get(tested, []) if p.endswith(f".{ext}")]
+    if not found:
+        found = [p for p in stems.get(f"{tested}_", []) if p.endswith(f".{ext}")]
+    if not found:
+        return []
+    parts = folder.split("/")
+
+    def shared(p: str) -> int:
+        n = 0
+        for a, b in zip(parts, p.split("/"), strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    nearest = max(shared(p) for p in found)
+    out = [p for p in found if shared(p) == nearest]
+    return out if len(out) <= 2 else []
+
+
+def tested_sources(index: RepoIndex, tests: list[str],
+                   is_test: Callable[[str], bool]) -> dict[str, list[str]]:
+    """`source_files` of each of `tests` that has some."""
+    stems = index.memo("file_stems", lambda: _stems(index.paths(), is_test))
+    out = {t: source_files(stems, t) for t in tests}
+    return {t: s for t, s in out.items() if s}
