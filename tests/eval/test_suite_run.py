@@ -13,6 +13,7 @@ from tests.server.conftest import write_script
 from tests.session.helpers import call, turn
 
 from codeloop.eval.suite.judge import judge
+from codeloop.eval.suite.run import judge_tail
 from codeloop.eval.suite.tasks import SuiteError, SuiteTask, load_suite
 
 pytestmark = pytest.mark.slow
@@ -188,3 +189,24 @@ def test_a_blocked_finish_is_counted_in_the_record(tmp_path: Path) -> None:
     [record] = map(json.loads, out.read_text().splitlines())
     assert record["outcome"] == "resolved", record
     assert record["finish_blocked"] == 1 == record["metrics"]["tools"]["finish"]["errors"]
+
+
+def test_a_failed_judgement_records_the_end_of_the_test_output(tmp_path: Path) -> None:
+    times = GOLD.replace("+    return a + b", "+    return a * b")  # add(2, 3) == 6
+    suite = write_suite(tmp_path, python_task("py-wrong", gold=times), python_task())
+    out = tmp_path / "run.jsonl"
+    done = codeloop(tmp_path, "eval", "run", str(suite), "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    records = {r["instance_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    wrong = records["py-wrong"]
+    assert wrong["outcome"] == "not_resolved" and "test_add" in wrong["reason"], wrong
+    assert "AssertionError: 6 != 5" in wrong["judge_tail"], wrong["judge_tail"]
+    assert records["py-add"]["judge_tail"] == ""
+
+
+def test_the_recorded_tail_is_short_and_keeps_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SUITE_API_TOKEN", "tok-4f9a8b7c6d5e4f3a2b1c")
+    output = "\n".join(f"line {n}" for n in range(100)) + "\nauth with tok-4f9a8b7c6d5e4f3a2b1c\n"
+    tail = judge_tail(output)
+    assert "tok-4f9a8b7c6d5e4f3a2b1c" not in tail and "auth with" in tail
+    assert len(tail.splitlines()) == 15 and "line 86" in tail and "line 85" not in tail

@@ -23,6 +23,7 @@ from codeloop.eval.suite.tasks import SuiteTask
 from codeloop.eval.swebench.agent import deny_unattended, keep_source_changes
 from codeloop.eval.swebench.evaluate import InstanceResult, budget_for, model_factory
 from codeloop.eval.swebench.instances import SweInstance
+from codeloop.policy.redact import Redactor
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.session.cleanup import end_run
 from codeloop.session.setup import RuntimeParts, build_runner, start_session
@@ -68,6 +69,12 @@ def session_settings(settings: Settings, task: SuiteTask) -> Settings:
                                        "approval_mode": "full-auto", "budgets": budgets})
 
 
+def judge_tail(output: str, lines: int = 15, chars: int = 2000) -> str:
+    """The end of the judge's output for the record: short, with secrets redacted."""
+    tail = "\n".join(output.splitlines()[-lines:])[-chars:]
+    return Redactor.from_environment().redact(tail).text
+
+
 def blank_result(task: SuiteTask, run: SuiteRun) -> InstanceResult:
     """The task's record before anything ran."""
     return InstanceResult(task.id, task.repo or "inline", "", "not_resolved", model=run.model,
@@ -90,6 +97,8 @@ def run_task(task: SuiteTask, run: SuiteRun) -> InstanceResult:
             result.judge_sandbox = verdict.sandbox
             result.tests_passed, result.tests_failed = len(verdict.passed), len(verdict.failed)
             result.per_test = verdict.per_test
+            if not verdict.resolved:
+                result.judge_tail = judge_tail(verdict.output_tail)
         elif diff is not None:
             result.reason = "the session changed nothing"
     except Exception as exc:  # one task's failure is its record, never the whole run's end

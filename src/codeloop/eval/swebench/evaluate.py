@@ -61,6 +61,9 @@ class InstanceResult:
     tests_passed: int = 0
     tests_failed: int = 0
     per_test: bool = False
+    # The judge's last output lines when it did not resolve the task (generic suites),
+    # secrets redacted: "the test command exited 1" alone says nothing about why.
+    judge_tail: str = ""
     # The trajectory metrics (codeloop.eval.metrics), computed from the session's event log.
     metrics: dict[str, Any] = field(default_factory=dict)
     # On a Ray cluster (`--ray`): the node that ran the instance, and why each earlier attempt
