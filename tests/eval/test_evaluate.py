@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.cli.test_cli import cli
 from tests.eval.conftest import FakeTask, fake_specs
 
 from codeloop.config import Settings
@@ -102,3 +103,26 @@ def test_summary_counts_only_built_environments() -> None:
             InstanceResult("d", "r", "1", "env_unavailable", reason="no python")]
     assert summarize(rows) == {"instances": 4, "resolved": 2, "not_resolved": 1,
                                "env_unavailable": 1, "resolved_pct": 66.7}
+
+
+def test_eval_swebench_appends_to_out_and_a_rerun_skips_what_it_recorded(
+        fake_task: FakeTask, tmp_path: Path) -> None:
+    # --out was opened for writing: a rerun with the same file threw away the earlier records.
+    out = tmp_path / "run.jsonl"
+    earlier = json.dumps({"instance_id": "acme__calc-0", "repo": "acme/calc",
+                          "outcome": "resolved", "model": "oracle"})
+    out.write_text(earlier + "\n")
+    args = ("eval", "swebench", "--instances", str(fake_task.jsonl), "--mirrors",
+            str(fake_task.mirrors), "--env-cache", str(tmp_path / "envs"), "--model", "oracle",
+            "--out", str(out), "--json")
+    first = cli(tmp_path, *args)
+    assert first.returncode == 0, first.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == earlier and len(lines) == 2, lines
+    # acme/calc has no recipe in the table, so the CLI records it as unavailable (offline).
+    record = json.loads(lines[1])
+    assert (record["instance_id"], record["model"]) == ("acme__calc-1", "oracle")
+    again = cli(tmp_path, *args)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["skipped"] == 1
+    assert out.read_text().splitlines() == lines

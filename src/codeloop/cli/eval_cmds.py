@@ -18,6 +18,7 @@ from codeloop.cli.options import RayAddress, Roles, deprecated, roles_flag
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
+from codeloop.eval.suite.run import recorded_ids
 from codeloop.eval.swebench.evaluate import InstanceResult, summarize
 from codeloop.eval.swebench.instances import load_instances
 from codeloop.eval.swebench.run import SwebenchRun, run_instance
@@ -58,8 +59,9 @@ def swebench(
         "--env-cache", metavar="DIR", help="Where the per-(repo, version) virtualenvs are cached "
         "(default $CODELOOP_CACHE_DIR/swebench-envs or ~/.cache/codeloop/swebench-envs).")]
         = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE",
-                                             help="Write one JSON line per instance.")]
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FILE",
+        help="Append one JSON line per instance; a rerun skips those already recorded.")]
         = None,
     validate_only: Annotated[bool, typer.Option(
         "--validate-only", help="Only build environments and check gold / empty patches.")]
@@ -103,21 +105,26 @@ def swebench(
     run = SwebenchRun(mirrors, model, load_settings(flags=roles_flag(roles)), env_cache,
                       work_dir, trajectories, rebuild_envs, validate_only)
     evaluation = run.evaluation()
+    # Like `eval run`: --out is appended to, and a rerun skips what this model recorded there.
+    skip = recorded_ids(out, "gold" if validate_only else evaluation.factory.name)
+    todo = [inst for inst in insts if inst.instance_id not in skip]
+    if skip and not as_json:
+        console.print(f"resuming: {len(skip)} instances already recorded in {shown(out)}")
     records: Iterator[InstanceResult]
     if ray is None:
-        records = (run.instance(inst, evaluation) for inst in insts)
+        records = (run.instance(inst, evaluation) for inst in todo)
     else:
-        records = on_cluster(ray, run_instance, insts, run,
+        records = on_cluster(ray, run_instance, todo, run,
                              lambda inst: run.blank(inst, evaluation), workers)
-    results = record_results(records, out, "w", as_json)
-    summary = summarize(results)
+    results = record_results(records, out, "a", as_json)
+    summary = {**summarize(results), "skipped": len(insts) - len(todo)}
     if as_json:
         print(json.dumps(summary), flush=True)
         return
     console.print(_table(results))
     console.print(f"resolved {summary['resolved']}/{summary['resolved'] + summary['not_resolved']}"
                   f" ({summary['resolved_pct']}%), environment unavailable: "
-                  f"{summary['env_unavailable']}")
+                  f"{summary['env_unavailable']}, skipped (already recorded): {summary['skipped']}")
 
 
 def register(app: typer.Typer) -> None:
