@@ -163,5 +163,8 @@ def test_recorded_runs_with_metrics_report_and_compare(tmp_path: Path) -> None:
     done = codeloop("eval", "compare", *map(str, ROLES), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["paired"] == len(judged)
+    # The perturbed run may cover fewer instances than the oracle run: pairs are those both judged.
+    both = set.intersection(*({r["instance_id"] for r in rows
+                               if r["outcome"] in ("resolved", "not_resolved")} for rows in runs))
+    assert result["paired"] == len(both) >= 1
     assert result["flipped_to_resolved"] == [] and result["flipped_to_unresolved"] == []

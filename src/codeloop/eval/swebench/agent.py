@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.config import Settings
+from codeloop.eval.swebench.bytecode import precompile, share_environment_cache
 from codeloop.eval.swebench.checkout import git
 from codeloop.eval.swebench.envs import (
     REINSTALL_TIMEOUT_S,
     TaskEnv,
 )
 from codeloop.eval.swebench.instances import SweInstance
-from codeloop.eval.swebench.procs import run_shell
 from codeloop.eval.swebench.toolchain import reinstall_sandboxed, task_toolchain
 from codeloop.events import (
     ApprovalGiven,
@@ -116,18 +116,6 @@ def _assemble(store: EventStore, sid: str, repo: Path, settings: Settings, model
         return runner, f"no sandbox: {exc.message}"
 
 
-def precompile(workspace: Workspace, env: TaskEnv, cache: Path) -> None:
-    """Byte-compile the workspace into `cache` (the sandbox's read-only PYTHONPYCACHEPREFIX).
-
-    Verification commands write no bytecode (nothing may litter the workspace), so a suite
-    that starts many interpreters (pytest's own tests) would otherwise compile the project
-    again in each; a file the session edits falls back to compiling in memory.
-    """
-    environ = {**env.environ(), "PYTHONPYCACHEPREFIX": str(cache)}
-    run_shell(f"{env.bin_dir / 'python'} -m compileall -q -j 0 {workspace.path}", cache,
-              environ, REINSTALL_TIMEOUT_S)
-
-
 def install_project(workspace: Workspace, env: TaskEnv, toolchain: Toolchain,
                     sandboxed: bool) -> str:
     """Point the environment's install of the project at the session's workspace; "" or why not.
@@ -173,12 +161,12 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     toolchain = task_toolchain(env, repo)
     pycache = state_dir / "pycache"
     pycache.mkdir(exist_ok=True)
-    toolchain.ro_binds.append(pycache)
+    toolchain.ro_binds.extend([pycache, *share_environment_cache(env, pycache)])
     toolchain.env["PYTHONPYCACHEPREFIX"] = str(pycache)
     runner, fallback = _assemble(store, sid, repo, settings, model, state_dir, toolchain)
     workspace = runner.ctx.workspace
     try:
-        precompile(workspace, env, pycache)
+        precompile(workspace, env, pycache, REINSTALL_TIMEOUT_S)
         notes = [fallback, install_project(workspace, env, toolchain, sandboxed=not fallback)]
         left = undo_generated(workspace, repo)
         if left:

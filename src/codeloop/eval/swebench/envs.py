@@ -26,6 +26,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from codeloop.errors import CodeloopError
+from codeloop.eval.swebench.bytecode import compile_environment
 from codeloop.eval.swebench.checkout import git
 from codeloop.eval.swebench.condayml import CondaYamlError, pip_requirements
 from codeloop.eval.swebench.interpreters import Interpreter, find_interpreter
@@ -285,7 +286,9 @@ class EnvBuilder:
         self._checked.add(spec.key)
         ready, failed = root / "ready.json", root / "failed.json"
         if ready.is_file():
-            return TaskEnv(spec, root, json.loads(ready.read_text())["interpreter"])
+            env = TaskEnv(spec, root, json.loads(ready.read_text())["interpreter"])
+            compile_environment(env)  # environments built before their bytecode was kept
+            return env
         if failed.is_file():
             raise EnvUnavailable(json.loads(failed.read_text())["reason"])
         shutil.rmtree(root, ignore_errors=True)
@@ -299,7 +302,9 @@ class EnvBuilder:
         described = f"{interp.implementation} {interp.version} ({interp.path})"
         ready.write_text(json.dumps({"interpreter": described, "spec": spec.key,
                                      "seconds": round(time.monotonic() - start, 1)}))
-        return TaskEnv(spec, root, described)
+        env = TaskEnv(spec, root, described)
+        compile_environment(env)
+        return env
 
     def _build(
         self, spec: EnvSpec, root: Path, mirror: Path, setup_commit: str, repo: Path,
