@@ -4,7 +4,6 @@ server user stays apart."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -19,18 +18,12 @@ from codeloop.memory.store import MemoryStore, memory_path, open_memory
 from codeloop.server.auth import TokenStore
 from tests.cli.test_cli import cli
 from tests.memory.backends import memory_backend
+from tests.memory.test_memory_cli import CONVENTION, _json
 from tests.server.conftest import DEFAULTS, write_script
 from tests.server.live import live_server
 from tests.session.helpers import make_repo
 
-CONVENTION = "calc tests run with python -m unittest discover"
 FROM_THE_PAGE = "calc.add must stay a pure function"
-
-
-def _cli_json(tmp: Path, *args: str) -> Any:
-    out = cli(tmp, *args, "--json")
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 def _done(detail: dict[str, Any]) -> bool:
@@ -68,21 +61,21 @@ def server(tmp_path: Path) -> Iterator[Callable[[str], Http]]:
 def test_the_command_line_and_the_servers_admin_see_the_same_memories(
         tmp_path: Path, server: Callable[[str], Http]) -> None:
     repo = make_repo(tmp_path)
-    added = _cli_json(tmp_path, "memory", "add", CONVENTION, "--repo", str(repo))
+    added = _json(tmp_path, "memory", "add", CONVENTION, "--repo", str(repo))
     admin, alice = server("admin"), server("alice")
 
     listed = admin.ok("GET", "/memories", params={"repo": str(repo)})
     assert [(m["id"], m["user"]) for m in listed] == [(added["id"], "local")]
     posted = admin.ok("POST", "/memories", json={"text": FROM_THE_PAGE, "repo": str(repo)})
     assert posted["user"] == "local"
-    mine = _cli_json(tmp_path, "memory", "list", "-C", str(repo))
+    mine = _json(tmp_path, "memory", "list", "-C", str(repo))
     assert [m["id"] for m in mine] == [posted["id"], added["id"]]
 
     # Another user sees neither, and what they store stays theirs.
     assert alice.ok("GET", "/memories") == []
     theirs = alice.ok("POST", "/memories", json={"text": "alice likes tabs", "repo": str(repo)})
     assert theirs["user"] == "alice"
-    assert theirs["id"] not in {m["id"] for m in _cli_json(tmp_path, "memory", "list", "--all")}
+    assert theirs["id"] not in {m["id"] for m in _json(tmp_path, "memory", "list", "--all")}
     assert alice.client.get(f"/memories/{added['id']}").status_code == 404
 
     # A session the server runs for its admin recalls the command line's memory.
@@ -97,7 +90,7 @@ def test_the_command_line_and_the_servers_admin_see_the_same_memories(
     assert added["id"] in {u["id"] for u in used if u["how"] == "task"}, used
 
     # What the session learnt (its episode) is the command line's too.
-    episodes = [m for m in _cli_json(tmp_path, "memory", "list", "--all")
+    episodes = [m for m in _json(tmp_path, "memory", "list", "--all")
                 if m["session_id"] == sid]
     assert episodes and {(m["user"], m["kind"]) for m in episodes} == {("local", "episode")}
 
@@ -116,7 +109,7 @@ def test_memories_an_older_server_stored_for_its_admin_become_the_local_owners(
     repo = make_repo(tmp_path)
     data = tmp_path / "data"
     # The store as the old code left it: the API stored the admin's under "admin".
-    _cli_json(tmp_path, "memory", "add", CONVENTION, "--repo", str(repo))
+    _json(tmp_path, "memory", "add", CONVENTION, "--repo", str(repo))
     old = open_memory(data)
     for text in (FROM_THE_PAGE, CONVENTION):  # the second said both ways: kept once
         assert old.add(NewMemory(user="admin", kind="fact", scope="repo", text=text,
@@ -126,7 +119,7 @@ def test_memories_an_older_server_stored_for_its_admin_become_the_local_owners(
     open_memory.cache_clear()
     assert ("admin", FROM_THE_PAGE) in _rows(data)
 
-    listed = _cli_json(tmp_path, "memory", "list", "--all")
+    listed = _json(tmp_path, "memory", "list", "--all")
     assert sorted(m["text"] for m in listed) == sorted([CONVENTION, FROM_THE_PAGE])
     assert {m["user"] for m in listed} == {"local"}
     assert _rows(data) == sorted([("local", CONVENTION), ("local", FROM_THE_PAGE),
