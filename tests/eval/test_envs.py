@@ -10,11 +10,11 @@ import pytest
 from tests.eval.conftest import SPEC, git
 
 import codeloop.eval.swebench.envs as envs_module
+from codeloop.eval.swebench.build_requires import build_requires
 from codeloop.eval.swebench.envs import (
     EnvBuilder,
     EnvUnavailable,
     TaskEnv,
-    _build_requires,
     _requirements_at,
     bootstrap_command,
     compiler_cache_basedir,
@@ -102,7 +102,7 @@ def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Pa
         '[build-system]\nrequires = ["setuptools>=40.0", "setuptools-scm", "wheel",\n'
         '  "cython==0.29.30", "oldest-supported-numpy", "Oldest_Supported_Numpy; python_version>\'3\'"]\n')
     # oldest-supported-numpy would replace the spec's numpy pin with the oldest one.
-    assert _build_requires(tmp_path) == ["setuptools-scm", "wheel", "cython==0.29.30"]
+    assert build_requires(tmp_path) == ["setuptools-scm", "wheel", "cython==0.29.30"]
     spec = SPEC.__class__(**{**SPEC.__dict__, "pip_packages": ("numpy==1.25.2", "pytest")})
     root = tmp_path / "env"
     root.mkdir()
@@ -112,7 +112,7 @@ def test_build_backend_keeps_scm_plugins_but_not_a_setuptools_floor(tmp_path: Pa
     assert f"-c {root / 'pins.txt'}" in backend and "oldest" not in backend
     assert (root / "pins.txt").read_text().split() == ["numpy==1.25.2"]
     (tmp_path / "pyproject.toml").write_text("not toml [")
-    assert _build_requires(tmp_path) == []
+    assert build_requires(tmp_path) == []
 
 
 def _installed_ccache(tmp: Path) -> Path:

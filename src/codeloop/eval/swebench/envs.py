@@ -15,17 +15,15 @@ import re
 import shlex
 import shutil
 import time
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from codeloop.errors import CodeloopError
+from codeloop.eval.swebench.build_requires import build_requires as build_requires_of
+from codeloop.eval.swebench.build_requires import editable_mode_environ
 from codeloop.eval.swebench.bytecode import compile_environment
 from codeloop.eval.swebench.checkout import git
 from codeloop.eval.swebench.condayml import CondaYamlError, pip_requirements
@@ -57,11 +55,6 @@ _BOOTSTRAP_FOR_PYTHON: dict[str, tuple[str, ...]] = {
     "3.6": ("pip<22", "setuptools<60", "wheel<0.38"),
     "3.8": ("pip<25", "setuptools<71", "wheel<0.46"),
 }
-# Build requirements that only choose what an isolated build compiles against; installed in
-# the environment they replace the spec's pins (oldest-supported-numpy pins numpy==1.19.3 on
-# Python 3.9, under astropy 4.3-5.2's numpy==1.25.2). The reinstall compiles against the
-# environment's own numpy instead.
-_ISOLATED_BUILD_ONLY = frozenset({"oldest-supported-numpy"})
 # Git submodules a checkout from the mirror lacks, and the PyPI releases installed in their
 # place. astropy's setup.py imports `astropy_helpers` from its submodule: ah_bootstrap tries
 # to clone it from GitHub (unreachable here), then takes an installed copy. The releases
@@ -361,7 +354,7 @@ class EnvBuilder:
                           "install releases in place of missing git submodules"))
         if spec.install:
             steps.append((spec.install, "install the project"))
-        build_requires = _build_requires(repo)
+        build_requires = build_requires_of(repo)
         if build_requires:
             backend = " ".join(shlex.quote(r) for r in build_requires)
             # Under the spec's pins: the backend's own requirements must not replace them
@@ -438,65 +431,3 @@ def _requirements_at(mirror: Path, commit: str, paths: tuple[str, ...]) -> str:
 def _show(mirror: Path, commit: str, path: str) -> str | None:
     proc = git("show", f"{commit}:{path}", git_dir=mirror, check=False)
     return proc.stdout if proc.returncode == 0 else None
-
-
-def editable_mode_environ(repo: Path) -> dict[str, str]:
-    """What makes the reinstall put the project on `sys.path` as its own build would.
-
-    Without build isolation our setuptools (64+) installs editable projects through an
-    import hook; a project whose build pins an older setuptools (pylint 2.x: ~=62.6) got a
-    path entry in the harness, and pylint's plugin loader finds its checkers only through
-    `sys.path` (with the hook every checker fails to load and nearly every test fails).
-    """
-    for requirement in _declared_build_requires(repo):
-        if _requirement_name(requirement) == "setuptools" and _capped_below(
-                re.sub(r"^[A-Za-z0-9._-]+\s*", "", requirement.split(";")[0]), _PEP660_SETUPTOOLS):
-            return {"SETUPTOOLS_ENABLE_FEATURES": "legacy-editable"}
-    return {}
-
-
-_PEP660_SETUPTOOLS = Version("64")
-
-
-def _capped_below(specifier: str, limit: Version) -> bool:
-    """Whether `specifier` admits no release from `limit` on (`~=62.6`, `<64`, `==61.*`)."""
-    try:
-        specs = SpecifierSet(specifier)
-    except InvalidSpecifier:
-        return False
-    for spec in specs:
-        try:
-            bound = Version(spec.version.removesuffix(".*"))
-        except InvalidVersion:
-            continue
-        if spec.operator in ("==", "===", "~=", "<=") and bound < limit:
-            return True
-        if spec.operator == "<" and bound <= limit:
-            return True
-    return False
-
-
-def _declared_build_requires(repo: Path) -> list[str]:
-    pyproject = repo / "pyproject.toml"
-    if not pyproject.is_file():
-        return []
-    try:
-        data = tomllib.loads(pyproject.read_text("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return []
-    requires = data.get("build-system", {}).get("requires", [])
-    return [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
-
-
-def _build_requires(repo: Path) -> list[str]:
-    """The build backend the project declares, needed to reinstall it without isolation."""
-    requires = _declared_build_requires(repo)
-    # Our setuptools pin (<71) keeps old setup.py files working; a newer floor would undo it.
-    return [r for r in requires
-            if not re.match(r"setuptools\s*(?:[<>=!~;\[]|$)", r)
-            and _requirement_name(r) not in _ISOLATED_BUILD_ONLY]
-
-
-def _requirement_name(requirement: str) -> str:
-    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
-    return match.group(0).lower().replace("_", "-") if match else ""
