@@ -38,8 +38,8 @@ def _events(run: AgentRun, state_dir: Path) -> list[object]:
     return [e.event for e in SQLiteEventStore(state_dir / "events.sqlite").read(run.session_id)]
 
 
-def test_finish_is_gated_by_the_task_tests_in_the_sandbox(fake_task: FakeTask,
-                                                          tmp_path: Path) -> None:
+def test_finish_is_gated_by_the_task_tests_in_the_sandbox(
+        fake_task: FakeTask, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     repo = _task_checkout(fake_task, tmp_path)
     before = git("status", "--porcelain", cwd=repo)
     model = scripted([turn(FIX_ADD), turn(BREAK_SUB), turn(call("finish", summary="fixed")),
@@ -49,6 +49,8 @@ def test_finish_is_gated_by_the_task_tests_in_the_sandbox(fake_task: FakeTask,
 
     # The first finish came back: test_sub passed before the edits and failed after them.
     assert run.finish_blocked == 1 and run.status == "finished", run
+    # The harness makes its session directory private itself: no note on every instance.
+    assert "made it 0700" not in caplog.text
     if probe().isolation_available:
         assert run.sandbox == "bwrap" and run.note == "", run.note
     else:

@@ -151,7 +151,7 @@ def run_agent(inst: SweInstance, model: Model, repo: Path, env: TaskEnv, state_d
     """Run one session on `repo` (the task checkout) through the same assembly as `codeloop
     run` (overlay workspace, bwrap, policy, verifier gate); return its cleaned diff and metrics."""
     start = time.monotonic()
-    state_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     store = open_event_store(state_dir)
     settings = eval_settings(settings, inst, env)
     registry = session_registry(settings)
