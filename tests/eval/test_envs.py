@@ -287,3 +287,12 @@ def test_the_sandboxed_reinstall_gets_the_compiler_cache_when_installed(
     assert cache_dir == tmp_path / "cache" and cache_dir.is_dir()
     assert env["PATH"].split(":")[0] == str(masquerade)
     assert env["CCACHE_DIR"] == str(cache_dir) and env["CCACHE_BASEDIR"] == str(tmp_path / "ws")
+
+
+def test_build_requires_does_not_follow_a_linked_pyproject(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.toml"
+    outside.write_text('[build-system]\nrequires = ["evil-backend"]\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").symlink_to(outside)
+    assert build_requires(repo) == []

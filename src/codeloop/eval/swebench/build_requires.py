@@ -9,6 +9,8 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from codeloop.workspace.hostfs import SafeRoot
+
 # Build requirements that only choose what an isolated build compiles against; installed in
 # the environment they replace the spec's pins (oldest-supported-numpy pins numpy==1.19.3 on
 # Python 3.9, under astropy 4.3-5.2's numpy==1.25.2). The reinstall compiles against the
@@ -53,11 +55,12 @@ def _capped_below(specifier: str, limit: Version) -> bool:
 
 
 def _declared_build_requires(repo: Path) -> list[str]:
-    pyproject = repo / "pyproject.toml"
-    if not pyproject.is_file():
+    # The checkout's own file, never a link out of it.
+    raw = SafeRoot(repo).read_if_file("pyproject.toml")
+    if raw is None:
         return []
     try:
-        data = tomllib.loads(pyproject.read_text("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return []
     requires = data.get("build-system", {}).get("requires", [])
