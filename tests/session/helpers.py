@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.config import Budgets, Settings
+from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Model
 from codeloop.session.runner import Runner
@@ -81,6 +82,13 @@ def new_session(tmp: Path, repo: Path, model: Model, cfg: Settings | None = None
     store = open_store(tmp / "data")
     sid = start_session(store, "make the tests pass", repo, cfg, model.name)
     return store, build_runner(store, sid, repo, cfg, model, base_dir=tmp / "data", parts=parts)
+
+
+def index_built(runner: Runner, timeout: float = 120.0) -> None:
+    """Wait for the session's background index, for tests that assert what it finds."""
+    warmup = runner.ctx.services[WARMUP_SERVICE]
+    assert isinstance(warmup, IndexWarmup)
+    assert warmup.wait_done(timeout) and warmup.error is None, warmup.error
 
 
 def scripted(turns: list[Turn]) -> ScriptedModel:

@@ -7,7 +7,7 @@ from pathlib import Path
 from codeloop.config import Settings
 from codeloop.llm.scripted import ScriptedModel
 from codeloop.session.runner import Runner
-from tests.session.helpers import git, make_repo, new_session
+from tests.session.helpers import git, index_built, make_repo, new_session
 
 SECRET = "hunter2_token_value"
 
@@ -21,6 +21,8 @@ def _runner(tmp_path: Path, deny: list[str]) -> Runner:
     git(repo, "commit", "-qm", "secrets")
     cfg = Settings(sandbox=True, permissions={"deny": deny})
     _, runner = new_session(tmp_path, repo, ScriptedModel([], name="scripted"), cfg)
+    # Else find_symbol may answer from a partial index, and "not found" proves nothing.
+    index_built(runner)
     return runner
 
 
