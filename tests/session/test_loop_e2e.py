@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
+
+from codeloop.config import Settings
+from codeloop.index import warmup as warmup_module
+from codeloop.index.service import RepoIndex
 from codeloop.llm.scripted import Turn
 from codeloop.session.state import fold
 from tests.session.helpers import (
@@ -115,4 +121,38 @@ def test_a_file_written_by_the_agent_is_searchable_at_once(tmp_path: Path) -> No
     runner.run()
     found = next(e.event for e in store.read(runner.session_id)
              if e.event.type == "tool_call_finished" and e.event.name == "find_symbol")
+    assert found.ok and "geometry.py" in found.output  # type: ignore[union-attr]
+
+
+def test_a_file_written_while_the_index_is_still_being_finished_is_searchable_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The index is open (searchable) before its thread has finished with it; an edit made
+    # in between must reach it, not wait for a sweep seconds later.
+    release = threading.Event()
+    real_share = warmup_module.share_with_seed
+
+    def held_share(index: RepoIndex, cache: Path) -> None:
+        release.wait(60)
+        real_share(index, cache)
+
+    monkeypatch.setattr(warmup_module, "share_with_seed", held_share)
+    repo = make_repo(tmp_path)
+    script = [
+        turn(call("search_code", query="calc add")),
+        turn(call("write_file", path="geometry.py",
+                  content="def hypotenuse_length(a, b):\n    return (a * a + b * b) ** 0.5\n")),
+        turn({"name": "find_symbol", "arguments": {"name": "hypotenuse_length"}}),
+        turn(call("finish", summary="added")),
+    ]
+    model = scripted(script)
+    store, runner = new_session(tmp_path, repo, model,
+                                Settings(sandbox=True, verify_on_finish=False))
+    try:
+        runner.run()
+    finally:
+        release.set()
+    finished = [e.event for e in store.read(runner.session_id)
+                if e.event.type == "tool_call_finished"]
+    assert finished[0].ok, "search_code answered from the open index"  # type: ignore[union-attr]
+    found = next(e for e in finished if e.name == "find_symbol")  # type: ignore[union-attr]
     assert found.ok and "geometry.py" in found.output  # type: ignore[union-attr]

@@ -26,6 +26,7 @@ from codeloop.events import (
     ToolCallFinished,
 )
 from codeloop.index.service import RepoIndex
+from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.llm.router import RoleModels, Router
 from codeloop.llm.types import (
     ContextWindowExceeded,
@@ -154,8 +155,15 @@ class Runner(ToolCalls):
 
     def _emit_one(self, event: Event) -> None:
         self._emit(event)
+        if not isinstance(event, FileEdited):
+            return
         index = self.ctx.services.get("index")
-        if isinstance(event, FileEdited) and isinstance(index, RepoIndex):
+        warmup = self.ctx.services.get(WARMUP_SERVICE)
+        if not isinstance(index, RepoIndex) and isinstance(warmup, IndexWarmup):
+            # Open but not finished (its sweep or hand-over still under way): the sweep
+            # keeps what is reported meanwhile, and would not see a file added after its walk.
+            index = warmup.wait(0)
+        if isinstance(index, RepoIndex):
             # A new or renamed file must be searchable at once, not after the next sweep.
             index.notify_changed([event.path])
 
