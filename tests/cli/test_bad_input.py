@@ -20,14 +20,16 @@ from tests.session.helpers import make_repo
 PROMPT_S = 30.0
 # Retries of a dead endpoint took 15-25 s more than start-up; one probe of a closed port
 # takes milliseconds. So a probe is timed against a refusal that needs no network, run just
-# before under the same load, not by the clock alone.
-PROBE_EXTRA_S = 8.0
+# before under the same load, not by the clock alone (two starts at load 11 differed by 8 s).
+PROBE_EXTRA_S = 12.0
 
 
-def startup_s(tmp: Path, repo: Path) -> float:
-    """Seconds for `codeloop run` to refuse a model that names no provider (no network)."""
+def startup_s(tmp: Path, repo: Path, *args: str) -> float:
+    """Seconds for a command (by default `codeloop run`) to refuse a model that names no
+    provider: everything a probe comes after, without the network."""
     began = time.monotonic()
-    screen = run_in_pty(tmp, "run", "fix it", "--repo", str(repo), "--model", "foo", timeout=60)
+    argv = args or ("run", "fix it", "--repo", str(repo), "--model", "foo")
+    screen = run_in_pty(tmp, *argv, timeout=60)
     assert screen.code == 2, (screen.text + screen.err.decode())[-2000:]
     return time.monotonic() - began
 

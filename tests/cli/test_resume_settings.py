@@ -166,7 +166,7 @@ def test_an_endpoint_that_fails_before_the_model_answers_leaves_the_session_resu
     try:
         sid = _started_on(tmp_path, good)
         down = f"http://127.0.0.1:{_closed_port()}/v1"
-        baseline = startup_s(tmp_path, tmp_path)
+        baseline = startup_s(tmp_path, tmp_path, "resume", sid, "--model", "foo")
         began = time.monotonic()
         refused = run_in_pty(tmp_path, "resume", sid, "--base-url", down, timeout=60)
         took = time.monotonic() - began
