@@ -52,6 +52,7 @@ from codeloop.index.rank import (
     fuse,
     fuse_semantic,
     is_test_path,
+    order,
     signals,
 )
 from codeloop.index.service import RepoIndex
@@ -140,7 +141,8 @@ def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
     return True
 
 
-RANKERS = ("ours", "ours_embeddings", "embeddings_only", "bm25", "aider_repomap")
+RANKERS = ("ours", "ours_fusion_only", "ours_embeddings", "embeddings_only", "bm25",
+           "aider_repomap")
 
 
 REPLAY_DEPTH = 400  # positions of each list kept for replay: all but the rare long tails
@@ -163,9 +165,8 @@ def replayable(found: Signals, index: RepoIndex) -> dict[str, Any]:
     return {"lists": lists, "scores": kept, "stats": stats, "tested": found.tested}
 
 
-def rescored(entry: dict[str, Any]) -> dict[str, float]:
-    """`entry`'s scores for our ranking with the recorded lists fused again (its span figure,
-    which needs the index, is kept)."""
+def load_signals(entry: dict[str, Any]) -> Signals:
+    """The `Signals` a details entry recorded."""
     recorded = entry["signals"]
     tested = recorded.get("tested")
     if tested is None:
@@ -175,11 +176,18 @@ def rescored(entry: dict[str, Any]) -> dict[str, float]:
         stems = pointers._stems(listed, is_test_path)
         tested = {t: s for t in listed if is_test_path(t)
                   if (s := pointers.source_files(stems, t))}
-    found = Signals(recorded["lists"], recorded["scores"], tested)
-    again = scores([p for p, _ in fuse(found, limit=50)], entry["gold"])
+    return Signals(recorded["lists"], recorded["scores"], tested)
+
+
+def rescored(entry: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """`entry`'s scores for our ranking (and for fusion without the learnt reordering) with
+    the recorded lists ranked again (the span figure, which needs the index, is kept)."""
+    found = load_signals(entry)
+    again = scores([p for p, _ in order(found, limit=50)], entry["gold"])
     if "span_in_context_pct" in entry["ours"]:
         again["span_in_context_pct"] = entry["ours"]["span_in_context_pct"]
-    return again
+    return {"ours": again,
+            "ours_fusion_only": scores([p for p, _ in fuse(found, limit=50)], entry["gold"])}
 
 
 def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
@@ -290,7 +298,7 @@ def main() -> None:
             iid = row["instance_id"]
             if iid in done:  # resumed run: scores and timings from the details file
                 if args.rescore and "signals" in done[iid]:
-                    done[iid]["ours"] = rescored(done[iid])
+                    done[iid].update(rescored(done[iid]))
                 details.append(done[iid])
                 if "rank_and_context_ms" in done[iid]:
                     ours_ms.append(done[iid]["rank_and_context_ms"])
@@ -305,8 +313,10 @@ def main() -> None:
             if args.summary_only:
                 not_run.append(iid)
                 continue
+            started = time.perf_counter()
             work = checkout(mirror, args.workdir / row["repo"].replace("/", "+"),
                             row["base_commit"])
+            checkout_s = time.perf_counter() - started
             if row["repo"] != current_repo:
                 if index is not None:
                     index.close()
@@ -321,7 +331,7 @@ def main() -> None:
 
             started = time.perf_counter()
             found = signals(index, text)
-            fused = fuse(found, limit=LEXICAL_DEPTH)
+            fused = order(found, limit=LEXICAL_DEPTH)
             context = build_task_context(index, text, args.budget, counter)
             ours_ms.append((time.perf_counter() - started) * 1000)
             ranked = [p for p, _ in fused[:50]]
@@ -333,6 +343,7 @@ def main() -> None:
                            for sn in context.snippets)
                     for p, s, _e in spans))
             scored["ours"] = mine
+            scored["ours_fusion_only"] = scores([p for p, _ in fuse(found, limit=50)], gold)
             if args.embeddings:
                 started = time.perf_counter()
                 semantic = [p for p, _ in
@@ -374,11 +385,16 @@ def main() -> None:
             computed += 1
             elapsed = time.perf_counter() - started_run
             left = elapsed / computed * (len(rows) - n)
-            print(f"[{n}/{len(rows)}] {iid}: update {update.seconds:.1f}s r@5 "
+            print(f"[{n}/{len(rows)}] {iid}: checkout {checkout_s:.1f}s, update "
+                  f"{update.seconds:.1f}s ({update.touched} files) r@5 "
                   + " ".join(f"{k}={v['recall_at_5']:.2f}" for k, v in scored.items())
                   + f" | {elapsed / 60:.1f} min, ~{left / 60:.0f} min left", flush=True)
             entry = {"instance": iid, "repo": row["repo"], **scored,
                      "rank_and_context_ms": round(ours_ms[-1], 1),
+                     # Where a moved checkout's time goes: git, then re-analysing the files
+                     # that differ between the two base commits.
+                     "checkout_s": round(checkout_s, 2), "update_s": round(update.seconds, 2),
+                     "files_touched": update.touched,
                      # What benchmarks/localize_tune.py replays other weights on.
                      "gold": gold, "signals": replayable(found, index)}
             if args.embeddings:
@@ -404,10 +420,13 @@ def main() -> None:
         "skipped": skipped,
         "not_run_instances": len(not_run),
         "baselines": {"bm25": summaries["bm25"], "aider_repomap": summaries["aider_repomap"]},
+        # Our fusion without the learnt reordering of its head (`rerank`).
+        "fusion_only": summaries["ours_fusion_only"],
         "per_repository_recall_at_5": _per_repo(details),
         "halves": {half: {name: summarise([d[name] for d in details
                                            if name in d and half_of(d["instance"]) == half])
-                          for name in ("ours", "bm25")} for half in ("tune", "held_out")},
+                          for name in ("ours", "ours_fusion_only", "bm25")}
+                  for half in ("tune", "held_out")},
     }
     if args.embeddings:
         figures["with_embeddings"] = summaries["ours_embeddings"]
@@ -418,7 +437,9 @@ def main() -> None:
         if summary["instances"]:
             print(f"{name:>16}: " + "  ".join(f"{k}={v}" for k, v in summary.items()))
     for half, cells in figures["halves"].items():
-        print(f"{half:>16}: " + "  ".join(f"{k}={v}" for k, v in cells["ours"].items()))
+        for name in ("ours", "ours_fusion_only"):
+            print(f"{half + ' ' + name:>26}: "
+                  + "  ".join(f"{k}={v}" for k, v in cells[name].items()))
     print(f"{'repository':<30} " + " ".join(f"{name:>16}" for name in RANKERS))
     for repo, cells in figures["per_repository_recall_at_5"].items():
         print(f"{repo:<30} " + " ".join(f"{cells.get(name, float('nan')):>16.3f}"

@@ -77,3 +77,23 @@ def test_removing_base_documents_updates_the_statistics_like_a_rebuild() -> None
     fresh.build([doc for doc in corpus() if doc[0] != "doc2"])
     query = terms("apply discount")
     assert dict(index.search(query, 9)) == pytest.approx(dict(fresh.search(query, 9)), rel=1e-5)
+
+
+def test_removing_many_documents_at_once_is_removing_them_one_by_one() -> None:
+    one_by_one, at_once = LexicalIndex(), LexicalIndex()
+    for index in (one_by_one, at_once):
+        index.build(corpus())
+        index.add("doc3", terms(SOURCES[3]))  # in the overlay (its base row masked)
+    for key in ["doc2", "doc3", "doc5", "doc5", "missing"]:
+        one_by_one.remove(key)
+    at_once.remove_many(["doc2", "doc3", "doc5", "doc5", "missing"])
+    assert len(at_once) == len(one_by_one) == len(SOURCES) - 3
+    for query in QUERIES:
+        assert at_once.search(terms(query), 9) == one_by_one.search(terms(query), 9)
+    # And the statistics are those of a rebuild without them, as for one removal.
+    at_once.add("doc0", terms(SOURCES[0]))
+    fresh = LexicalIndex()
+    fresh.build([doc for doc in corpus() if doc[0] not in {"doc2", "doc3", "doc5"}])
+    query = terms("apply discount")
+    assert dict(at_once.search(query, 9)) == pytest.approx(dict(fresh.search(query, 9)),
+                                                           rel=1e-5)

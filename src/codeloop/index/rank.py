@@ -5,7 +5,8 @@ Nine signals, fused by weighted reciprocal rank: BM25 over whole files, BM25 ove
 over the reference graph personalised to those files, path components the text names, the
 files that past commits with messages like the text's title changed, and the precise
 pointers of `pointers` (traceback frames, dotted module paths, `Class.method` pairs). A
-test file that ranks high passes a share of its score to the module it tests.
+test file that ranks high passes a share of its score to the module it tests. The head of
+the fused ranking is then reordered by the learnt model of `rerank`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from codeloop.index.history import title_of
 from codeloop.index.hits import ChunkHit
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
 from codeloop.index.pointers import frame_files, method_files, module_files, tested_sources
+from codeloop.index.rerank import RERANK_DEPTH, rerank
 from codeloop.index.service import RepoIndex
 
 RRF_K = 20.0
@@ -86,7 +88,12 @@ def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None
                chunk_hits: list[ChunkHit] | None = None) -> list[tuple[str, float]]:
     """The files most relevant to `text`, best first, with fused scores. `chunk_hits` are
     the caller's `index.search(text, LEXICAL_DEPTH, verify=False)` if it has them."""
-    return fuse(signals(index, text, focus, chunk_hits), limit)
+    return order(signals(index, text, focus, chunk_hits), limit)
+
+
+def order(found: Signals, limit: int = 50) -> list[tuple[str, float]]:
+    """`found` fused, its head reordered by the learnt model: the ranking of an issue text."""
+    return rerank(fuse(found, max(limit, RERANK_DEPTH)), found, is_test_path)[:limit]
 
 
 def signals(index: RepoIndex, text: str, focus: Focus | None = None,

@@ -118,8 +118,7 @@ class TermIndexes:
             return
         if self._bulk is not None:
             self._bulk_dirty = True
-        for chunk_id in chunk_ids:
-            self.chunks.remove(str(chunk_id))
+        self.chunks.remove_many(str(chunk_id) for chunk_id in chunk_ids)
         self.files.remove(rel)
 
     # --- whole indexes ------------------------------------------------------------------
@@ -161,11 +160,9 @@ class TermIndexes:
         rows = self._chunk_rows()
         by_path = _by_path(rows)
         base_chunks = set(self.chunks.base_keys())
-        for key in base_chunks - {k for k, _, _ in rows}:
-            self.chunks.remove(key)
+        self.chunks.remove_many(base_chunks - {k for k, _, _ in rows})
         base_files = set(self.files.base_keys())
-        for path in base_files - by_path.keys():
-            self.files.remove(path)
+        self.files.remove_many(base_files - by_path.keys())
         fresh = {p: cs for p, cs in by_path.items()
                  if any(k not in base_chunks for k, _ in cs) or p not in base_files}
         for path, docs in self._tokens_from_disk(fresh):

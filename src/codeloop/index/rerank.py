@@ -1,0 +1,73 @@
+"""Reorder the head of the fused file ranking with a small learnt linear model.
+
+Reciprocal-rank fusion scores each list alone; the model looks at each head file's fused
+place and score beside what fusion cannot see: how many lists agree on the file (first
+five of each), whether a test file high in the ranking tests it, and its kind (test,
+package `__init__`, path depth). The weights were learnt by pairwise logistic regression
+(gold file against other head files) on the `tune` half of the SWE-bench localisation set
+with `benchmarks/localize_learn.py` and are shipped here as constants: nothing is learnt at
+run time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # rank imports this module to order its fused lists
+    from codeloop.index.rank import Signals
+
+# Only the head is reordered: the model was trained on the first RERANK_DEPTH fused files.
+RERANK_DEPTH = 50
+AGREE_DEPTH = 5  # a list "agrees" on a file that it has among its first five
+LIFT_DEPTH = 10
+
+FEATURES = ("place", "log_place", "relative_score", "lists_agree", "tested_by_head",
+            "test", "package_init", "depth")
+# Learnt on the tune half of all 347 instances (2026-11-26; see the module docstring):
+# `benchmarks/localize_learn.py DETAILS` prints them.
+WEIGHTS: dict[str, float] = {
+    "place": 0.99, "log_place": -0.66, "relative_score": 2.21, "lists_agree": 0.15,
+    "tested_by_head": 0.96, "test": -2.37, "package_init": -1.26, "depth": 0.03,
+}
+
+
+def features(fused: list[tuple[str, float]], found: Signals,
+             is_test: Callable[[str], bool]) -> np.ndarray:
+    """One row of FEATURES per file of `fused` (best first), from the lists in `found`."""
+    top = fused[0][1] if fused and fused[0][1] > 0 else 1.0
+    agree: dict[str, int] = {}
+    for ranked in found.lists.values():
+        for path in ranked[:AGREE_DEPTH]:
+            agree[path] = agree.get(path, 0) + 1
+    tested_by: dict[str, float] = {}
+    for place, (path, _score) in enumerate(fused[:LIFT_DEPTH]):
+        for source in found.tested.get(path, []):
+            tested_by[source] = max(tested_by.get(source, 0.0), 1.0 / (1 + place))
+    rows = []
+    for place, (path, score) in enumerate(fused):
+        rows.append([
+            1.0 / (1 + place), math.log(1 + place), score / top, float(agree.get(path, 0)),
+            tested_by.get(path, 0.0), float(is_test(path)),
+            float(path.endswith("__init__.py")), path.count("/") / 5,
+        ])
+    return np.array(rows, dtype=float).reshape(len(rows), len(FEATURES))
+
+
+def rerank(fused: list[tuple[str, float]], found: Signals, is_test: Callable[[str], bool],
+           weights: dict[str, float] | None = None) -> list[tuple[str, float]]:
+    """`fused` with its first RERANK_DEPTH files in the model's order; each place keeps the
+    fused score of that place, so scores stay on fusion's scale and in order for callers
+    that fuse further (embeddings)."""
+    head = fused[:RERANK_DEPTH]
+    if len(head) < 2:
+        return fused
+    weights = WEIGHTS if weights is None else weights
+    w = np.array([weights.get(name, 0.0) for name in FEATURES])
+    model = features(head, found, is_test) @ w
+    # Stable on ties: the fused order decides between equal model scores.
+    order = sorted(range(len(head)), key=lambda i: (-model[i], i))
+    return [(head[i][0], head[place][1]) for place, i in enumerate(order)] + fused[RERANK_DEPTH:]
