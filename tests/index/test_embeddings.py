@@ -147,3 +147,23 @@ def test_a_views_vectors_are_kept_with_its_repository(repo: Path) -> None:
     discard_index(view)  # the session is over: its view's index goes
     assert (seed.dir / embeddings.VECTORS_FILE).is_file()
     assert len(embeddings.load_vectors(seed.dir / embeddings.VECTORS_FILE)) >= 3
+
+
+@needs_model
+def test_a_file_gone_from_disk_since_it_was_indexed_is_left_out_not_a_crash(
+        repo: Path) -> None:
+    # Seen in a SWE-bench run: the checkout moved on while the index still listed a file; its
+    # chunks could not be read, so nothing was embedded for it, and the first context died
+    # with a KeyError on the index's thread.
+    index = RepoIndex(repo)
+    index.update()
+    assert embeddings.rank_files_semantic(index, "apply a discount", 10)  # vectors kept
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text("def discounted(price, rate):\n    return price * (1 - rate)\n")
+    index.update()  # a new version to embed, and nothing else
+    pricing.unlink()  # gone before it is embedded; no update: the index still lists it
+    again = RepoIndex(repo)  # a fresh process's view: the matrix is made anew
+    ranked = embeddings.rank_files_semantic(again, "apply a discount to the price", 10)
+    assert ranked and "shop/pricing.py" not in {p for p, _ in ranked}
+    again.close()
+    index.close()

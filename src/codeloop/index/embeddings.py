@@ -113,20 +113,26 @@ def _matrix(index: RepoIndex) -> _Matrix:
         chunk_texts = _chunk_texts(index, path, spans[(path, digest)])
         texts.extend(chunk_texts)
         owners.append((digest, len(chunk_texts)))
-    if texts:
-        vectors = encode(texts)
+    vectors = encode(texts) if texts else None
+    current = {h for _p, h in spans}
+    # The index's thread (first context) and a search tool may both get here: the cache
+    # changes under the lock, the slow encoding above does not hold it.
+    with _lock:
         at = 0
         for digest, count in owners:
-            cache[digest] = vectors[at:at + count]
+            # A file that could not be read (gone or replaced since it was indexed) has no
+            # chunks: it is left out of the matrix, and embedded once it is readable again.
+            if vectors is not None and count:
+                cache[digest] = vectors[at:at + count]
             at += count
-    current = {h for _p, h in spans}
-    gone = [digest for digest in cache if digest not in current]
-    for digest in gone:
-        del cache[digest]
-    if texts or gone:
-        save_vectors(vectors_home(index), cache)
-    paths = [p for p, h in spans if len(cache[h])]
-    blocks = [cache[h] for p, h in spans if len(cache[h])]
+        gone = [digest for digest in cache if digest not in current]
+        for digest in gone:
+            del cache[digest]
+        if texts or gone:
+            save_vectors(vectors_home(index), cache)
+        kept = [(p, cache[h]) for p, h in spans if h in cache and len(cache[h])]
+    paths = [p for p, _block in kept]
+    blocks = [block for _p, block in kept]
     sizes = np.array([len(b) for b in blocks], dtype=np.intp)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
     if not blocks:
