@@ -23,8 +23,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar
 
-from codeloop.index import store
-from codeloop.index.graph import FileGraph, build_graph, with_file_edges
+from codeloop.index import graph_store, history, store
+from codeloop.index.graph import FileGraph, build_graph, files_defining, with_file_edges
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.lines import RecentLines, stat_key
@@ -75,8 +75,14 @@ class RepoIndex:
         # Derived tables kept across edits (each rebuilt in full took ~0.75 s of CPU on
         # sympy, in the first context refresh after every edit): the graph gets the edited
         # files' edges again, the definitions their rows; path memos only change with paths.
+        # The graph and the commit search are also saved in the store for the next open.
         self._graph: FileGraph | None = None
         self._graph_edited: set[str] = set()
+        self._graph_saved = True
+        # How the graph and the commit search in memory were made: "built", "stored" or
+        # "stored+updated" (the saved graph with changed files' edges redone); tests read it.
+        self.graph_origin: str | None = None
+        self.history_origin: str | None = None
         self._defs: dict[str, list[SymbolHit]] | None = None
         self._defs_edited: set[str] = set()
         self._generation = 0
@@ -90,10 +96,14 @@ class RepoIndex:
         self._history: tuple[str | None, CommitSearch] | None = None
         self._terms.load()
 
-    def close(self) -> None:
+    def close(self, save: bool = True) -> None:
+        """Close the store, saving the graph first if edits changed it (`save`: not for an
+        index about to be deleted)."""
         if self._sweeper is not None:
             self._sweeper.join()
         with self._sweeping, self._lock:
+            if save:
+                self.save_derived()
             self.db.close()
 
     # --- freshness ----------------------------------------------------------------------
@@ -158,6 +168,7 @@ class RepoIndex:
         """Copy the index (store, saved term indexes, vectors) into a new `directory`: the
         store through SQLite's backup, the rest as files, with no write between them."""
         with self._lock:
+            self.save_derived()
             shutil.copytree(self.dir, directory, ignore=shutil.ignore_patterns(
                 "index.sqlite*", store.ORIGIN_FILE, ".*"))
             copy = sqlite3.connect(str(directory / "index.sqlite"))
@@ -320,37 +331,70 @@ class RepoIndex:
     # --- structure ----------------------------------------------------------------------
 
     def graph(self) -> FileGraph:
+        """The file graph: from the store when saved for these files, else built."""
         with self._lock:
             if self._graph is None:
-                self._graph = build_graph(self.db)
+                self._graph = self._stored_or_built_graph()
             elif self._graph_edited:
                 self._graph = with_file_edges(self._graph, self.db, self._graph_edited)
+                self._graph_saved = False
             self._graph_edited = set()
             return self._graph
 
+    def _stored_or_built_graph(self) -> FileGraph:
+        files = graph_store.indexed_files(self.db)
+        found = graph_store.load_graph(self.db, files)
+        if found is None:
+            graph, self.graph_origin = build_graph(self.db), "built"
+        elif not found[1]:
+            self.graph_origin, self._graph_saved = "stored", True
+            return found[0]
+        else:
+            graph = with_file_edges(found[0], self.db, set(found[1]))
+            self.graph_origin = "stored+updated"
+        self._graph_saved = graph_store.save_graph(self.db, graph, files)
+        return graph
+
+    def save_derived(self) -> None:
+        """Save the graph if edits changed it since it was loaded or saved (the next open,
+        or a copy of this index, then starts from it)."""
+        with self._lock:
+            if self._graph is not None and (self._graph_edited or not self._graph_saved):
+                graph = self.graph()
+                self._graph_saved = graph_store.save_graph(self.db, graph,
+                                                           graph_store.indexed_files(self.db))
+
     def commit_search(self) -> CommitSearch:
-        """Search over recent commit messages (see `history`), rebuilt when git HEAD moves."""
+        """Search over recent commit messages (see `history`): from the store when saved for
+        this git HEAD, else built (and saved); built again when HEAD moves."""
         head = git_head(self._history_root)
         with self._lock:
             if self._history is None or self._history[0] != head:
-                self._history = (head, CommitSearch(recent_commits(self._history_root)))
+                search = history.load_search(self.db, head)
+                self.history_origin = "stored"
+                if search is None:
+                    search = CommitSearch(recent_commits(self._history_root))
+                    self.history_origin = "built"
+                    history.save_search(self.db, head, search)
+                self._history = (head, search)
             return self._history[1]
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
-        """Each path's definitions in line order (all loaded once, edited files again)."""
+        """Each path's definitions in line order (loaded when first asked for, edited files
+        again: loading all of sympy's took ~0.2 s of the first task context)."""
         with self._lock:
             if self._defs is None:
-                self._defs = self._load_definitions("", [])
-            elif self._defs_edited:
-                edited = sorted(self._defs_edited)
-                for i in range(0, len(edited), _SQL_BATCH):
-                    batch = edited[i:i + _SQL_BATCH]
-                    for path in batch:
-                        self._defs.pop(path, None)
-                    self._defs.update(self._load_definitions(
-                        f"WHERE path IN ({','.join('?' * len(batch))}) ", batch))
+                self._defs = {}
+            for path in self._defs_edited:
+                self._defs.pop(path, None)
             self._defs_edited = set()
-            return {p: self._defs.get(p, []) for p in paths}
+            missing = sorted({p for p in paths if p not in self._defs})
+            for i in range(0, len(missing), _SQL_BATCH):
+                batch = missing[i:i + _SQL_BATCH]
+                self._defs.update({path: [] for path in batch})
+                self._defs.update(self._load_definitions(
+                    f"WHERE path IN ({','.join('?' * len(batch))}) ", batch))
+            return {p: self._defs[p] for p in paths}
 
     def _load_definitions(self, where: str, args: list[str]) -> dict[str, list[SymbolHit]]:
         out: dict[str, list[SymbolHit]] = {}
@@ -360,18 +404,12 @@ class RepoIndex:
         return out
 
     def files_defining(self, names: Iterable[str]) -> dict[str, list[str]]:
-        wanted = sorted(set(names))
-        out: dict[str, list[str]] = {name: [] for name in wanted}
+        """Each name's defining files, in path order (none for a name nothing defines)."""
+        wanted = set(names)
         with self._lock:
             # A long issue text names hundreds of words: a few IN queries, not one per word.
-            for i in range(0, len(wanted), _SQL_BATCH):
-                batch = wanted[i:i + _SQL_BATCH]
-                marks = ",".join("?" * len(batch))
-                for name, path in self.db.execute(
-                        f"SELECT DISTINCT name, path FROM defs WHERE name IN ({marks}) "
-                        "ORDER BY name, path", batch):
-                    out[str(name)].append(str(path))
-        return out
+            found = files_defining(self.db, wanted)
+        return {name: sorted(found.get(name, [])) for name in sorted(wanted)}
 
     def file_sizes(self) -> dict[str, tuple[int, int]]:
         """Each indexed file's (chunks, definitions): how much of the repository it holds."""

@@ -4,14 +4,16 @@ A cold repository takes seconds to minutes to index (sympy: 15–170 s by load);
 still a second to load and sweep. The index is handed out as soon as it is open: while it
 builds, the search tools answer from the batches committed so far and say the index is
 partial (`RepoIndex.progress`); before it opens they wait a little and otherwise say it is
-not ready (`IndexBuilding`). A cold start builds the view's index and then gives the
-repository a copy, so that the next session's view starts from it
+not ready (`IndexBuilding`). A cold start builds the view's index and, once the first task
+context has been built (and with it the file graph and the commit search saved in the
+store), gives the repository a copy, so that the next session's view starts from it
 (`index.registry.share_with_seed`).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import sqlite3
 import threading
 import time
@@ -80,7 +82,6 @@ class IndexWarmup:
             self._opened.set()  # searchable from here on: partial until the sweep ends
             if not index.swept:
                 index.update()
-            share_with_seed(index, self.cache)
             self.ready_after_s = time.monotonic() - self.started
         except (CodeloopError, OSError, sqlite3.Error) as exc:
             self.index = None
@@ -91,6 +92,11 @@ class IndexWarmup:
             if self.index is not None and self.then is not None:
                 self.then(self.index)
         finally:
+            # After `then`: the first context saved the file graph and the commit search in
+            # the store, so the repository's copy has them and a warm start loads them.
+            if self.index is not None:
+                with contextlib.suppress(CodeloopError, OSError, sqlite3.Error):
+                    share_with_seed(self.index, self.cache)
             with self._lock:
                 self._done.set()
                 after, self._after = self._after, None

@@ -2,7 +2,8 @@
 
 The first context ranks the repository for the task (files, their outlines in a repo map,
 the best snippets) within a budget; it is built on the index's thread as soon as the index
-opens, and the loop waits a moment for it before the first model call. Later turns add the
+opens, and the first model call is held for it until `first_wait_s` after the index thread
+started. Later turns add the
 files the model's reading and editing point at (the session focus), never what the
 conversation already shows. Each is a `ContextBuilt` event: the log says what went in.
 """
@@ -28,9 +29,11 @@ from codeloop.policy.redact import Redactor
 from codeloop.policy.untrusted import inspect, wrap_untrusted
 from codeloop.session.state import SessionState
 
-# How long the first model call waits for the task context by default (`context_wait_s`:
-# a warm index is open in about half a second on sympy; a cold one is not waited for).
-FIRST_WAIT_S = 0.5
+# How long after the session's index began opening the first model call may be held for
+# the task context, by default (`context_wait_s`): a warm sympy index is open and swept in
+# ~0.6 s on a quiet machine and its first context built in ~0.1 s more (the file graph and
+# commit search come from the store); a cold one is not waited for.
+FIRST_WAIT_S = 0.8
 TASK_HEADER = ("# Code context for the task\nFrom codeloop's code index: the files ranked "
                "most relevant to the task, their outlines (`line│ signature`) and the best "
                "snippets. A starting point, not the whole story: read a file before you edit "
@@ -95,7 +98,10 @@ class ContextFeed:
         first = not any(c.phase == "task" for c in state.contexts) and not (
             state.started is not None and state.started.repo_map)
         if first:
-            wait = self.first_wait_s if state.steps == 0 else 0.0
+            # A deadline from the index thread's start, not from this call: the loop's own
+            # set-up time is not added to the session's time to its first model call.
+            deadline = self.warmup.started + self.first_wait_s
+            wait = max(0.0, deadline - time.monotonic()) if state.steps == 0 else 0.0
             if not self.warmup.wait_done(wait):
                 return []  # still on the index's thread: a later turn gets it
             index = self.warmup.wait(0)
@@ -175,7 +181,8 @@ def names_used_by(index: RepoIndex, paths: list[str], limit: int = _USED_NAMES) 
     by_id = index.memo("graph_name_by_id", lambda: {v: k for k, v in graph.names.items()})
     used = graph.edge_name[np.isin(graph.src, ids) & (graph.edge_name >= 0)]
     names = {by_id[int(i)] for i in np.unique(used) if int(i) in by_id}
-    return sorted(names, key=lambda n: (len(graph.defined_in.get(n, ())), n))[:limit]
+    definers = index.files_defining(names)
+    return sorted(names, key=lambda n: (len(definers.get(n, ())), n))[:limit]
 
 
 def _norm(path: str) -> str:
