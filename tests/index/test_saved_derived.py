@@ -163,7 +163,7 @@ def test_a_crafted_saved_graph_with_a_valid_checksum_is_not_served(repo: Path,
     arrays = {k: ("i4" if v.dtype.kind == "i" else "f8", v) for k, v in found.arrays.items()}
     arrays["dst"] = ("i4", np.full(len(graph.dst), len(graph.paths) + 7))
     assert saved.save(first.db, graph_store.NAME, graph_store.KEY, arrays, found.data)
-    blob = saved.pack(arrays, found.data)
+    blob = saved_blob(first, graph_store.NAME)
     size = int.from_bytes(blob[:8], "little")
     header = json.loads(blob[8:8 + size])
     header["arrays"][0][1] = "O"

@@ -39,18 +39,21 @@ class Saved:
     data: dict[str, Any]
 
 
-def pack(arrays: dict[str, tuple[str, NDArray[Any]]], data: dict[str, Any]) -> bytes:
-    """Arrays (each stored as the dtype code given) and JSON data as one blob."""
+def _parts(arrays: dict[str, tuple[str, NDArray[Any]]], data: dict[str, Any]
+           ) -> list[memoryview]:
+    """The blob of arrays (each stored as the dtype code given) and JSON data, in parts:
+    the header's length, the header, each array's bytes."""
     layout = [[name, code, len(values)] for name, (code, values) in arrays.items()]
     header = json.dumps({"format": FORMAT, "arrays": layout, "data": data},
                         separators=(",", ":")).encode()
-    body = [np.ascontiguousarray(values, dtype=_DTYPES[code]).tobytes()
-            for code, values in arrays.values()]
-    return len(header).to_bytes(_HEADER_BYTES, "little") + header + b"".join(body)
+    body = [np.ascontiguousarray(values, dtype=_DTYPES[code]) for code, values in
+            arrays.values()]
+    return [memoryview(len(header).to_bytes(_HEADER_BYTES, "little")), memoryview(header),
+            *(b.data.cast("B") for b in body)]
 
 
 def unpack(blob: bytes) -> tuple[dict[str, NDArray[Any]], dict[str, Any]]:
-    """The arrays and data of a blob from `pack`; `CorruptSaved` when it is not one."""
+    """The arrays and data of a saved blob; `CorruptSaved` when it is not one."""
     try:
         size = int.from_bytes(blob[:_HEADER_BYTES], "little")
         header = json.loads(blob[_HEADER_BYTES:_HEADER_BYTES + size])
@@ -78,18 +81,36 @@ def unpack(blob: bytes) -> tuple[dict[str, NDArray[Any]], dict[str, Any]]:
     return arrays, data
 
 
-def _digest(blob: bytes) -> str:
-    return hashlib.blake2b(blob, digest_size=16).hexdigest()
+def _digest(parts: list[memoryview]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        digest.update(part)
+    return digest.hexdigest()
 
 
 def save(db: sqlite3.Connection, name: str, key: str,
          arrays: dict[str, tuple[str, NDArray[Any]]], data: dict[str, Any]) -> bool:
     """Replace what is saved under `name`; False when the store would not take it (a
-    read-only cache, another process writing): the structure is then built at next open."""
-    blob = pack(arrays, data)
+    read-only cache, another process writing): the structure is then built at next open.
+
+    Written part by part into the row's blob: one blob in memory (and SQLite's copy of
+    it) took sympy's index process over its 300 MB peak."""
+    parts = _parts(arrays, data)
     try:
-        db.execute("INSERT OR REPLACE INTO saved VALUES (?,?,?,?)",
-                   (name, key, _digest(blob), blob))
+        # A savepoint: atomic on its own, and inside a caller's transaction if there is one.
+        db.execute("SAVEPOINT saved_write")
+        try:
+            cursor = db.execute("INSERT OR REPLACE INTO saved VALUES (?,?,?,zeroblob(?))",
+                                (name, key, _digest(parts), sum(p.nbytes for p in parts)))
+            assert cursor.lastrowid is not None
+            with db.blobopen("saved", "data", cursor.lastrowid) as blob:
+                for part in parts:
+                    blob.write(part)
+        except BaseException:
+            db.execute("ROLLBACK TO saved_write")
+            raise
+        finally:
+            db.execute("RELEASE saved_write")
     except sqlite3.Error:
         return False
     return True
@@ -101,18 +122,13 @@ def load(db: sqlite3.Connection, name: str) -> Saved | None:
         row = db.execute("SELECT key, digest, data FROM saved WHERE name=?", (name,)).fetchone()
     except sqlite3.Error:
         return None
-    if row is None or not isinstance(row[2], bytes) or _digest(row[2]) != row[1]:
+    if row is None or not isinstance(row[2], bytes) or _digest([memoryview(row[2])]) != row[1]:
         return None
     try:
         arrays, data = unpack(row[2])
     except CorruptSaved:
         return None
     return Saved(str(row[0]), arrays, data)
-
-
-def forget(db: sqlite3.Connection, name: str) -> None:
-    """Drop what is saved under `name` (tests; a structure that no longer applies)."""
-    db.execute("DELETE FROM saved WHERE name=?", (name,))
 
 
 def int_range(values: NDArray[Any], low: int, high: int) -> bool:

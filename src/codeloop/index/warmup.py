@@ -50,7 +50,8 @@ def open_session_index(view: Path, repo: Path, cache: Path) -> RepoIndex:
 
 class IndexWarmup:
     """Builds the index on a daemon thread; `then` runs on that thread once it is open (the
-    context feed builds the first task context there)."""
+    context feed builds the first task context there, calls `ready`, then loads what later
+    contexts reuse)."""
 
     def __init__(self, view: Path, repo: Path, opener: IndexOpener | None = None,
                  then: Callable[[RepoIndex], None] | None = None) -> None:
@@ -64,6 +65,7 @@ class IndexWarmup:
         self.index: RepoIndex | None = None
         self.error: str | None = None
         self._opened = threading.Event()
+        self._ready = threading.Event()
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._after: Callable[[], None] | None = None
@@ -98,6 +100,7 @@ class IndexWarmup:
                 with contextlib.suppress(CodeloopError, OSError, sqlite3.Error):
                     share_with_seed(self.index, self.cache)
             with self._lock:
+                self._ready.set()
                 self._done.set()
                 after, self._after = self._after, None
             if after is not None:
@@ -111,6 +114,15 @@ class IndexWarmup:
     def wait_done(self, timeout: float = 0.0) -> bool:
         """Whether the index is open and `then` has run (waiting at most `timeout`)."""
         return self._done.wait(timeout)
+
+    def ready(self) -> None:
+        """Called by `then` once it has made what the first model call waits for."""
+        self._ready.set()
+
+    def wait_ready(self, timeout: float = 0.0) -> bool:
+        """Whether `then` said it is `ready` or the thread is done (waiting at most
+        `timeout`)."""
+        return self._ready.wait(timeout)
 
     def for_tool(self, timeout: float) -> RepoIndex:
         """The index for a search tool: waits up to `timeout`, then says why there is none."""

@@ -10,6 +10,7 @@ conversation already shows. Each is a `ContextBuilt` event: the log says what we
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import sqlite3
 import threading
@@ -81,13 +82,17 @@ class ContextFeed:
         self.prepared_after_s: float | None = None
 
     def prepare(self, index: RepoIndex) -> None:
-        """On the index's thread, as soon as it opens: the first context, built ahead."""
+        """On the index's thread, as soon as it opens: the first context, built ahead; then
+        (the first model call no longer waiting) what later contexts reuse."""
         if self.budgets.task <= 0:
             return
         built = self._build(index, self.task, self.budgets.task, self.budgets.map_share, Seen())
         with self._lock:
             self._prepared = built
         self.prepared_after_s = time.monotonic() - self.warmup.started
+        self.warmup.ready()
+        with contextlib.suppress(CodeloopError, OSError, sqlite3.Error):
+            index.preload_definitions()
 
     def events(self, state: SessionState) -> list[ContextBuilt]:
         """The context to add before this turn: the task context if it is not in yet (and
@@ -102,7 +107,7 @@ class ContextFeed:
             # set-up time is not added to the session's time to its first model call.
             deadline = self.warmup.started + self.first_wait_s
             wait = max(0.0, deadline - time.monotonic()) if state.steps == 0 else 0.0
-            if not self.warmup.wait_done(wait):
+            if not self.warmup.wait_ready(wait):
                 return []  # still on the index's thread: a later turn gets it
             index = self.warmup.wait(0)
             if index is None:
