@@ -376,3 +376,39 @@ def test_a_warm_session_loads_the_file_graph_and_commit_search_its_first_session
         cleanup.end_run(runner.ctx)
         wait_for_warmups()  # the first session's copy is given once its thread is done
     assert origins == [("built", "built"), ("stored", "stored")]
+
+
+def test_the_first_call_waits_for_the_first_context_not_for_what_is_loaded_after_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first context the index thread loads every file's definitions; the first
+    model call is sent with the context while that is still going on."""
+    release, finished = threading.Event(), threading.Event()
+    real_preload = RepoIndex.preload_definitions
+
+    def slow_preload(index: RepoIndex) -> None:
+        release.wait(5)
+        real_preload(index)
+        finished.set()
+
+    monkeypatch.setattr(RepoIndex, "preload_definitions", slow_preload)
+    repo = code_repo(tmp_path)
+    cfg = Settings(verify_on_finish=False, context_wait_s=60)
+    store = open_store(tmp_path / "data")
+    sid = start_session(store, TASK, repo, cfg, "scripted")
+    preloading_at_first_call = []
+
+    class Watching(Recording):
+        def complete(self, request: ModelRequest, on_delta: DeltaCallback | None = None
+                     ) -> Completion:
+            if not self.requests:
+                preloading_at_first_call.append(not finished.is_set())
+                release.set()
+            return super().complete(request, on_delta)
+
+    model = Watching(ScriptedModel([turn(call("finish", summary="-"))]))
+    runner = build_runner(store, sid, repo, cfg, model, base_dir=tmp_path / "data")
+    runner.run()
+    assert model.requests[0].messages[2].content.startswith(HEADER)
+    assert preloading_at_first_call == [True]
+    runner.ctx.services[WARMUP_SERVICE].close()
+    assert finished.is_set()
