@@ -17,6 +17,7 @@ from codeloop.index import graph_store, saved
 from codeloop.index.graph import build_graph
 from codeloop.index.registry import open_index, share_with_seed
 from codeloop.index.service import RepoIndex
+from codeloop.index.term_indexes import TermIndexes
 
 TITLE = "Fix rounding in apply_discount"
 
@@ -215,3 +216,31 @@ def test_a_view_seeded_from_its_repository_loads_the_saved_graph(repo: Path,
     mine = open_index(repo, cache)
     assert_as_built(mine)
     assert mine.graph_origin == "stored"
+
+
+def test_an_unchanged_store_opens_without_reconciling_its_term_indexes(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The saved BM25 indexes are checked against the store's chunks only when chunks were
+    added or removed since they were built (the store's key says so)."""
+    cache = tmp_path / "cache"
+    reconciled: list[Path] = []
+    real = TermIndexes._reconcile
+
+    def counting(terms: TermIndexes) -> None:
+        reconciled.append(terms.root)
+        real(terms)
+
+    monkeypatch.setattr(TermIndexes, "_reconcile", counting)
+    opened(repo, cache).close()
+    opened(repo, cache).close()
+    assert reconciled == []
+
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + "\n\ndef gift_wrapping_fee():\n    return 3\n")
+    changed = opened(repo, cache)  # the sweep after the open finds it
+    assert [h.path for h in changed.search("gift wrapping fee")][:1] == ["shop/pricing.py"]
+    changed.close()
+    again = RepoIndex(repo, cache)  # its chunks are not in the saved indexes: reconciled
+    assert reconciled == [again.root]
+    assert [h.path for h in again.search("gift wrapping fee")][:1] == ["shop/pricing.py"]
+    again.close()
