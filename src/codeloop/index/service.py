@@ -23,9 +23,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar
 
-from codeloop.index import graph_store, history, store
-from codeloop.index.graph import FileGraph, build_graph, files_defining, with_file_edges
-from codeloop.index.history import CommitSearch, git_head, recent_commits
+from codeloop.index import store
+from codeloop.index.derived import DerivedStructures
+from codeloop.index.graph import FileGraph, files_defining
+from codeloop.index.history import CommitSearch, git_head
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.lines import RecentLines, stat_key
 from codeloop.index.readers import ReaderPriority
@@ -76,13 +77,6 @@ class RepoIndex:
         # sympy, in the first context refresh after every edit): the graph gets the edited
         # files' edges again, the definitions their rows; path memos only change with paths.
         # The graph and the commit search are also saved in the store for the next open.
-        self._graph: FileGraph | None = None
-        self._graph_edited: set[str] = set()
-        self._graph_saved = True
-        # How the graph and the commit search in memory were made: "built", "stored" or
-        # "stored+updated" (the saved graph with changed files' edges redone); tests read it.
-        self.graph_origin: str | None = None
-        self.history_origin: str | None = None
         self._defs: dict[str, list[SymbolHit]] | None = None
         self._defs_edited: set[str] = set()
         self._generation = 0
@@ -92,8 +86,8 @@ class RepoIndex:
         self._last_sweep = 0.0
         self._head = git_head(self.root)
         # A copied workspace has no .git of its own: its history is its source's.
-        self._history_root = seed if self._head is None and seed is not None else self.root
-        self._history: tuple[str | None, CommitSearch] | None = None
+        history_root = seed if self._head is None and seed is not None else self.root
+        self.derived = DerivedStructures(self.db, self._lock, history_root)
         self._terms.load()
 
     def close(self, save: bool = True) -> None:
@@ -184,10 +178,7 @@ class RepoIndex:
         self._defs_edited.add(rel)
         if structural:
             self._path_memo.clear()
-            self._graph = None
-            self._graph_edited.clear()
-        elif self._graph is not None:
-            self._graph_edited.add(rel)
+        self.derived.changed(rel, structural)
 
     def memo(self, name: str, factory: Callable[[], T]) -> T:
         """A value derived from the index, cached until the next change (of the set of
@@ -332,52 +323,24 @@ class RepoIndex:
 
     def graph(self) -> FileGraph:
         """The file graph: from the store when saved for these files, else built."""
-        with self._lock:
-            if self._graph is None:
-                self._graph = self._stored_or_built_graph()
-            elif self._graph_edited:
-                self._graph = with_file_edges(self._graph, self.db, self._graph_edited)
-                self._graph_saved = False
-            self._graph_edited = set()
-            return self._graph
-
-    def _stored_or_built_graph(self) -> FileGraph:
-        files = graph_store.indexed_files(self.db)
-        found = graph_store.load_graph(self.db, files)
-        if found is None:
-            graph, self.graph_origin = build_graph(self.db), "built"
-        elif not found[1]:
-            self.graph_origin, self._graph_saved = "stored", True
-            return found[0]
-        else:
-            graph = with_file_edges(found[0], self.db, set(found[1]))
-            self.graph_origin = "stored+updated"
-        self._graph_saved = graph_store.save_graph(self.db, graph, files)
-        return graph
+        return self.derived.graph()
 
     def save_derived(self) -> None:
         """Save the graph if edits changed it since it was loaded or saved (the next open,
         or a copy of this index, then starts from it)."""
-        with self._lock:
-            if self._graph is not None and (self._graph_edited or not self._graph_saved):
-                graph = self.graph()
-                self._graph_saved = graph_store.save_graph(self.db, graph,
-                                                           graph_store.indexed_files(self.db))
+        self.derived.save()
 
     def commit_search(self) -> CommitSearch:
-        """Search over recent commit messages (see `history`): from the store when saved for
-        this git HEAD, else built (and saved); built again when HEAD moves."""
-        head = git_head(self._history_root)
-        with self._lock:
-            if self._history is None or self._history[0] != head:
-                search = history.load_search(self.db, head)
-                self.history_origin = "stored"
-                if search is None:
-                    search = CommitSearch(recent_commits(self._history_root))
-                    self.history_origin = "built"
-                    history.save_search(self.db, head, search)
-                self._history = (head, search)
-            return self._history[1]
+        """Search over recent commit messages, rebuilt when git HEAD moves (`derived`)."""
+        return self.derived.commit_search()
+
+    @property
+    def graph_origin(self) -> str | None:
+        return self.derived.graph_origin
+
+    @property
+    def history_origin(self) -> str | None:
+        return self.derived.history_origin
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
         """Each path's definitions in line order (loaded when first asked for, edited files
