@@ -211,7 +211,7 @@ class Settings(BaseModel):
     # held for the task context (a small repository's is ready well within it; a warm
     # sympy's in ~0.65 s at load 5–7); the model starts without it after that, and it
     # arrives with a later turn.
-    context_wait_s: float = Field(default=0.75, ge=0)
+    context_wait_s: float = Field(default=0.7, ge=0)
     local: dict[str, Any] = Field(default_factory=dict)
     server: ServerSettings = Field(default_factory=ServerSettings)
     handoff: HandoffSettings = Field(default_factory=HandoffSettings)
