@@ -207,10 +207,11 @@ class Settings(BaseModel):
     # Tokens of code context (repo map and snippets) given with the task; None: a fifth of
     # the window's input, at most 20K (session/context_feed.py); 0: none.
     context_tokens: int | None = Field(default=None, ge=0)
-    # How long the first model call waits for the code index and the task context (a small
-    # repository's is ready well within it; sympy's takes 1.5 s warm); the model starts
-    # without them after that, and they arrive with a later turn.
-    context_wait_s: float = Field(default=0.5, ge=0)
+    # How long after the session's code index began opening the first model call may be
+    # held for the task context (a small repository's is ready well within it; a warm
+    # sympy's in ~0.65 s at load 5–7); the model starts without it after that, and it
+    # arrives with a later turn.
+    context_wait_s: float = Field(default=0.7, ge=0)
     local: dict[str, Any] = Field(default_factory=dict)
     server: ServerSettings = Field(default_factory=ServerSettings)
     handoff: HandoffSettings = Field(default_factory=HandoffSettings)

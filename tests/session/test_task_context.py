@@ -24,7 +24,7 @@ from codeloop.events import (
 from codeloop.index import store as index_store
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
-from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
+from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup, wait_for_warmups
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
 from codeloop.session import cleanup
@@ -353,3 +353,62 @@ def test_a_run_that_ends_early_does_not_wait_for_the_index_and_its_view_index_go
     release.set()
     warmup.close()
     assert not index_store.index_dir(runner.ctx.workspace.path).exists()
+
+
+def test_a_warm_session_loads_the_file_graph_and_commit_search_its_first_session_saved(
+        tmp_path: Path) -> None:
+    """The first session builds them for its task context and gives its repository a copy
+    of its index with them; the next session's first context loads them from that copy."""
+    repo = shop_repo(tmp_path)
+    cfg = Settings(verify_on_finish=False, context_tokens=600, context_wait_s=60)
+    store = open_store(tmp_path / "data")
+    task = "apply_discount rounds the discounted price down; it should round to the cent"
+    origins = []
+    for n in range(2):
+        sid = start_session(store, task, repo, cfg, "scripted")
+        model = Recording(ScriptedModel([turn(call("finish", summary="looked"))]))
+        runner = build_runner(store, sid, repo, cfg, model, base_dir=tmp_path / f"data{n}")
+        runner.run()
+        index = runner.ctx.services["index"]
+        origins.append((index.graph_origin, index.history_origin))
+        assert contexts(store, sid)[0].ranked[0] == "billing.py"
+        assert model.requests[0].messages[2].content.startswith(HEADER)
+        cleanup.end_run(runner.ctx)
+        wait_for_warmups()  # the first session's copy is given once its thread is done
+    assert origins == [("built", "built"), ("stored", "stored")]
+
+
+def test_the_first_call_waits_for_the_first_context_not_for_what_is_loaded_after_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first context the index thread loads every file's definitions; the first
+    model call is sent with the context while that is still going on."""
+    release, finished = threading.Event(), threading.Event()
+    real_preload = RepoIndex.preload_definitions
+
+    def slow_preload(index: RepoIndex) -> None:
+        release.wait(5)
+        real_preload(index)
+        finished.set()
+
+    monkeypatch.setattr(RepoIndex, "preload_definitions", slow_preload)
+    repo = code_repo(tmp_path)
+    cfg = Settings(verify_on_finish=False, context_wait_s=60)
+    store = open_store(tmp_path / "data")
+    sid = start_session(store, TASK, repo, cfg, "scripted")
+    preloading_at_first_call = []
+
+    class Watching(Recording):
+        def complete(self, request: ModelRequest, on_delta: DeltaCallback | None = None
+                     ) -> Completion:
+            if not self.requests:
+                preloading_at_first_call.append(not finished.is_set())
+                release.set()
+            return super().complete(request, on_delta)
+
+    model = Watching(ScriptedModel([turn(call("finish", summary="-"))]))
+    runner = build_runner(store, sid, repo, cfg, model, base_dir=tmp_path / "data")
+    runner.run()
+    assert model.requests[0].messages[2].content.startswith(HEADER)
+    assert preloading_at_first_call == [True]
+    runner.ctx.services[WARMUP_SERVICE].close()
+    assert finished.is_set()

@@ -12,6 +12,7 @@ from codeloop.index.rank import rank_files
 from codeloop.index.service import RepoIndex
 
 MAX_DEFS_PER_FILE = 40
+_DEFS_BATCH = 20
 _KIND_ORDER = {"class": 0, "interface": 0, "type": 1, "function": 1, "method": 2}
 
 
@@ -60,8 +61,13 @@ def build_repo_map(index: RepoIndex, focus_text: str, budget_tokens: int,
     used = counter.count(header)
     lines = [header]
     result = RepoMap("", 0)
-    defs_by_file = index.definitions_in([p for p, _ in ranked])
-    for path, _score in ranked:
+    paths = [p for p, _ in ranked]
+    defs_by_file: dict[str, list[SymbolHit]] = {}
+    for i, path in enumerate(paths):
+        if path not in defs_by_file:
+            # A batch at a time: the budget ends the map long before 200 files, and a
+            # repository's first map would otherwise load every listed file's definitions.
+            defs_by_file.update(index.definitions_in(paths[i:i + _DEFS_BATCH]))
         defs = defs_by_file.get(path, [])  # in line order
         if len(defs) > MAX_DEFS_PER_FILE:
             # Only a file with more definitions than fit needs choosing (most do not).

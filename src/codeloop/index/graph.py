@@ -6,6 +6,7 @@ is ~100k edges, milliseconds with vectorised bincount and about a second in a Py
 
 from __future__ import annotations
 
+import hashlib
 import math
 import sqlite3
 from array import array
@@ -32,7 +33,9 @@ class FileGraph:
     weight: NDArray[np.float64]
     edge_name: NDArray[np.int64]  # -1 for import edges
     names: dict[str, int] = field(default_factory=dict)
-    defined_in: dict[str, list[str]] = field(default_factory=dict)
+    # Per file (in `paths` order), a digest of the names it defines: what decides whether
+    # an edited file's edges can be redone alone (see `with_file_edges`).
+    shapes: list[str] = field(default_factory=list)
     # The same edges summed per (src, dst) pair: what the power iteration walks.
     pair_src: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     pair_dst: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -88,9 +91,11 @@ class _Edges:
         self.weight.append(weight)
         self.name.append(name)
 
-    def add_refs(self, path: str, name: str, count: int, graph: FileGraph) -> None:
-        """Edges from `path` to the files defining `name`, which it references `count` times."""
-        targets = graph.defined_in.get(name)
+    def add_refs(self, path: str, name: str, count: int, graph: FileGraph,
+                 definers: dict[str, list[str]]) -> None:
+        """Edges from `path` to the files defining `name` (`definers[name]`), which it
+        references `count` times."""
+        targets = definers.get(name)
         if not targets or path not in graph.index:
             return
         w = math.sqrt(count) / len(targets)
@@ -122,12 +127,14 @@ def build_graph(db: sqlite3.Connection) -> FileGraph:
     for name, path in db.execute("SELECT DISTINCT name, path FROM defs"):
         defined_in[str(name)].append(str(path))
     empty = np.zeros(0, dtype=np.int64)
+    # Every name's files are needed only while building: later edits ask the store for
+    # the names they reference (`with_file_edges`), and not keeping them spares ~7 MB.
     graph = FileGraph(paths, {p: i for i, p in enumerate(paths)}, empty, empty,
-                      np.zeros(0), empty, {}, dict(defined_in))
+                      np.zeros(0), empty, {}, _shapes(paths, defined_in))
     edges = _Edges()
     for path, name, count in db.execute("SELECT path, name, COUNT(*) FROM refs "
                                         "GROUP BY path, name"):
-        edges.add_refs(str(path), str(name), int(count), graph)
+        edges.add_refs(str(path), str(name), int(count), graph, defined_in)
     for path, module in db.execute("SELECT path, module FROM imports"):
         edges.add_import(str(path), str(module), graph)
     graph.src, graph.dst, graph.weight, graph.edge_name = edges.arrays()
@@ -142,12 +149,15 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str]) -
     ids = [graph.index[p] for p in paths if p in graph.index]
     keep = ~np.isin(graph.src, ids)
     out = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
-                    graph.edge_name, dict(graph.names), graph.defined_in)
+                    graph.edge_name, dict(graph.names), graph.shapes)
+    refs = {path: [(str(n), int(c)) for n, c in db.execute(
+        "SELECT name, COUNT(*) FROM refs WHERE path=? GROUP BY name", (path,))]
+        for path in sorted(paths)}
+    definers = files_defining(db, {n for rows in refs.values() for n, _ in rows})
     edges = _Edges()
-    for path in sorted(paths):
-        for name, count in db.execute("SELECT name, COUNT(*) FROM refs WHERE path=? "
-                                      "GROUP BY name", (path,)):
-            edges.add_refs(path, str(name), int(count), out)
+    for path, rows in refs.items():
+        for ref, count in rows:
+            edges.add_refs(path, ref, count, out, definers)
         for (module,) in db.execute("SELECT module FROM imports WHERE path=?", (path,)):
             edges.add_import(path, str(module), out)
     src, dst, weight, name = edges.arrays()
@@ -159,6 +169,34 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str]) -
     return out
 
 
+_SQL_BATCH = 500  # parameters per query, well under SQLite's limit
+
+
+def files_defining(db: sqlite3.Connection, names: set[str]) -> dict[str, list[str]]:
+    """The files defining each of `names` that some file defines."""
+    wanted = sorted(names)
+    out: dict[str, list[str]] = defaultdict(list)
+    for i in range(0, len(wanted), _SQL_BATCH):
+        batch = wanted[i:i + _SQL_BATCH]
+        for name, path in db.execute("SELECT DISTINCT name, path FROM defs WHERE name IN "
+                                     f"({','.join('?' * len(batch))})", batch):
+            out[str(name)].append(str(path))
+    return dict(out)
+
+
+def shape_digest(names: list[str]) -> str:
+    """A digest of the distinct names a file defines."""
+    return hashlib.blake2b("\0".join(sorted(set(names))).encode(), digest_size=8).hexdigest()
+
+
+def _shapes(paths: list[str], defined_in: dict[str, list[str]]) -> list[str]:
+    by_path: dict[str, list[str]] = defaultdict(list)
+    for name, files in defined_in.items():
+        for path in files:
+            by_path[path].append(name)
+    return [shape_digest(by_path.get(p, [])) for p in paths]
+
+
 def _derive(graph: FileGraph) -> None:
     """What the power iteration and the name lookups use, from the edges."""
     n = max(1, len(graph.paths))
@@ -167,13 +205,19 @@ def _derive(graph: FileGraph) -> None:
     graph.pair_src, graph.pair_dst = unique // n, unique % n
     graph.pair_weight = np.bincount(inverse, weights=graph.weight,
                                     minlength=len(unique)).astype(np.float64)
+    graph.by_name = np.argsort(graph.edge_name, kind="stable")
+    graph.name_starts = np.searchsorted(graph.edge_name[graph.by_name],
+                                        np.arange(len(graph.names) + 1))
+    derive_walk(graph)
+
+
+def derive_walk(graph: FileGraph) -> None:
+    """The walk matrix and out weights, from the summed pairs."""
+    n = max(1, len(graph.paths))
     graph.walk = sparse.csr_matrix((graph.pair_weight, (graph.pair_dst, graph.pair_src)),
                                    shape=(n, n))
     graph.out_weight = np.bincount(graph.pair_src, weights=graph.pair_weight,
                                    minlength=n).astype(np.float64)
-    graph.by_name = np.argsort(graph.edge_name, kind="stable")
-    graph.name_starts = np.searchsorted(graph.edge_name[graph.by_name],
-                                        np.arange(len(graph.names) + 1))
 
 
 def pagerank(graph: FileGraph, personal: dict[str, float],

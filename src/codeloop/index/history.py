@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import math
 import posixpath
+import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
+from numpy.typing import NDArray
 
+from codeloop.index import saved
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
 from codeloop.index.terms import query_terms, terms
 from codeloop.workspace.errors import UnsafePath
@@ -74,6 +78,12 @@ class CommitSearch:
     def __len__(self) -> int:
         return len(self._commits)
 
+    @classmethod
+    def _from(cls, commits: list[Commit], bm25: bm25s.BM25 | None) -> CommitSearch:
+        search = cls([])
+        search._commits, search._bm25 = commits, bm25
+        return search
+
     def files_for(self, query: str, depth: int = SIMILAR_COMMITS) -> dict[str, float]:
         """Files scored by the similarity of the `depth` best-matching commits that touched
         them; a commit's vote is split over its files (by the square root of their count)."""
@@ -91,6 +101,66 @@ class CommitSearch:
             for path in paths:
                 votes[path] += score / math.sqrt(len(paths))
         return dict(votes)
+
+
+# Bump when the commits read or their terms change: a search saved before is then rebuilt.
+SEARCH_VERSION = 1
+_SAVED_NAME = "commit_search"
+
+
+def _saved_key(head: str) -> str:
+    return f"commit-search-v{SEARCH_VERSION}:{RECENT_COMMITS}:{MAX_COMMIT_FILES}:{head}"
+
+
+def save_search(db: sqlite3.Connection, head: str | None, search: CommitSearch) -> bool:
+    """Save `search`, made at git HEAD `head`, in the index's store (see `saved`): bm25s's
+    score matrix and vocabulary, and each commit's files (its message is not needed)."""
+    if head is None:
+        return False  # no commit to key it by: not a repository git can read
+    model = search._bm25
+    arrays: dict[str, tuple[str, NDArray[Any]]] = {}
+    vocab: list[str] = []
+    if model is not None:
+        arrays = {"data": ("f4", np.asarray(model.scores["data"])),
+                  "indices": ("i4", np.asarray(model.scores["indices"])),
+                  "indptr": ("i8", np.asarray(model.scores["indptr"]))}
+        vocab = [""] * len(model.vocab_dict)
+        for term, term_id in model.vocab_dict.items():
+            vocab[term_id] = term
+    data = {"vocab": vocab, "paths": [list(c.paths) for c in search._commits]}
+    return saved.save(db, _SAVED_NAME, _saved_key(head), arrays, data)
+
+
+def load_search(db: sqlite3.Connection, head: str | None) -> CommitSearch | None:
+    """The search saved for git HEAD `head` if it checks out (see `saved`), else None."""
+    found = saved.load(db, _SAVED_NAME) if head is not None else None
+    if found is None or head is None or found.key != _saved_key(head):
+        return None
+    vocab = saved.str_list(found.data.get("vocab"))
+    paths = found.data.get("paths")
+    if vocab is None or not isinstance(paths, list) or \
+            any(saved.str_list(p) is None for p in paths):
+        return None
+    commits = [Commit("", tuple(p)) for p in paths]
+    if not commits:
+        return CommitSearch._from([], None)
+    arrays = found.arrays
+    if any(k not in arrays for k in ("data", "indices", "indptr")):
+        return None
+    data, indices, indptr = arrays["data"], arrays["indices"], arrays["indptr"]
+    terms_count = len(indptr) - 1
+    if (terms_count < 0 or len(data) != len(indices) or int(indptr[0]) != 0
+            or int(indptr[-1]) != len(data) or not bool(np.all(np.diff(indptr) >= 0))
+            or not saved.int_range(indices, 0, len(commits))
+            or not bool(np.all(np.isfinite(data)))):
+        return None
+    model = bm25s.BM25()
+    model.scores = {"data": data, "indices": indices, "indptr": indptr,
+                    "num_docs": len(commits)}
+    # bm25s gives "" an id past its matrix (a query with it would raise): left out here.
+    model.vocab_dict = {t: i for i, t in enumerate(vocab) if i < terms_count}
+    model.nonoccurrence_array = None  # only the bm25l and bm25+ methods use one
+    return CommitSearch._from(commits, model)
 
 
 def git_head(root: Path) -> str | None:

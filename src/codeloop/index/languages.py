@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from functools import cache
-from pathlib import PurePosixPath
 
 import tree_sitter as ts
 
@@ -78,8 +77,12 @@ PROSE_LANGUAGES = frozenset({"markdown", "rst", "text", "yaml", "json", "toml", 
 
 def detect_language(rel_path: str) -> str:
     """The language of a file from its name; "text" when unknown."""
-    path = PurePosixPath(rel_path)
-    return _NAMES.get(path.name) or _EXTENSIONS.get(path.suffix.lower(), "text")
+    # String operations, not pathlib (the same name and suffix, ~10 times faster:
+    # the first task context asks for every file of the repository).
+    name = rel_path.rstrip("/").rpartition("/")[2]
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""
+    return _NAMES.get(name) or _EXTENSIONS.get(suffix.lower(), "text")
 
 
 def has_grammar(language: str) -> bool:

@@ -75,7 +75,7 @@ def discard_index(root: Path, cache: Path | None = None) -> bool:
         index = _OPEN.pop(key, None)
         if index is not None:
             with contextlib.suppress(sqlite3.Error):
-                index.close()
+                index.close(save=False)  # about to be deleted
         target = store.index_dir(root, key[1])
         if not target.is_dir():
             return False

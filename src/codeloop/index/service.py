@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from codeloop.index import store
-from codeloop.index.graph import FileGraph, build_graph, with_file_edges
-from codeloop.index.history import CommitSearch, git_head, recent_commits
+from codeloop.index.derived import DerivedStructures
+from codeloop.index.graph import FileGraph, files_defining
+from codeloop.index.history import CommitSearch, git_head
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.lines import RecentLines, stat_key
 from codeloop.index.readers import ReaderPriority
@@ -75,8 +76,7 @@ class RepoIndex:
         # Derived tables kept across edits (each rebuilt in full took ~0.75 s of CPU on
         # sympy, in the first context refresh after every edit): the graph gets the edited
         # files' edges again, the definitions their rows; path memos only change with paths.
-        self._graph: FileGraph | None = None
-        self._graph_edited: set[str] = set()
+        # The graph and the commit search are also saved in the store for the next open.
         self._defs: dict[str, list[SymbolHit]] | None = None
         self._defs_edited: set[str] = set()
         self._generation = 0
@@ -86,14 +86,18 @@ class RepoIndex:
         self._last_sweep = 0.0
         self._head = git_head(self.root)
         # A copied workspace has no .git of its own: its history is its source's.
-        self._history_root = seed if self._head is None and seed is not None else self.root
-        self._history: tuple[str | None, CommitSearch] | None = None
+        history_root = seed if self._head is None and seed is not None else self.root
+        self.derived = DerivedStructures(self.db, self._lock, history_root)
         self._terms.load()
 
-    def close(self) -> None:
+    def close(self, save: bool = True) -> None:
+        """Close the store, saving the graph first if edits changed it (`save`: not for an
+        index about to be deleted)."""
         if self._sweeper is not None:
             self._sweeper.join()
         with self._sweeping, self._lock:
+            if save:
+                self.save_derived()
             self.db.close()
 
     # --- freshness ----------------------------------------------------------------------
@@ -158,6 +162,7 @@ class RepoIndex:
         """Copy the index (store, saved term indexes, vectors) into a new `directory`: the
         store through SQLite's backup, the rest as files, with no write between them."""
         with self._lock:
+            self.save_derived()
             shutil.copytree(self.dir, directory, ignore=shutil.ignore_patterns(
                 "index.sqlite*", store.ORIGIN_FILE, ".*"))
             copy = sqlite3.connect(str(directory / "index.sqlite"))
@@ -173,10 +178,7 @@ class RepoIndex:
         self._defs_edited.add(rel)
         if structural:
             self._path_memo.clear()
-            self._graph = None
-            self._graph_edited.clear()
-        elif self._graph is not None:
-            self._graph_edited.add(rel)
+        self.derived.changed(rel, structural)
 
     def memo(self, name: str, factory: Callable[[], T]) -> T:
         """A value derived from the index, cached until the next change (of the set of
@@ -320,37 +322,49 @@ class RepoIndex:
     # --- structure ----------------------------------------------------------------------
 
     def graph(self) -> FileGraph:
-        with self._lock:
-            if self._graph is None:
-                self._graph = build_graph(self.db)
-            elif self._graph_edited:
-                self._graph = with_file_edges(self._graph, self.db, self._graph_edited)
-            self._graph_edited = set()
-            return self._graph
+        """The file graph: from the store when saved for these files, else built."""
+        return self.derived.graph()
+
+    def save_derived(self) -> None:
+        """Save the graph if edits changed it since it was loaded or saved (the next open,
+        or a copy of this index, then starts from it)."""
+        self.derived.save()
 
     def commit_search(self) -> CommitSearch:
-        """Search over recent commit messages (see `history`), rebuilt when git HEAD moves."""
-        head = git_head(self._history_root)
-        with self._lock:
-            if self._history is None or self._history[0] != head:
-                self._history = (head, CommitSearch(recent_commits(self._history_root)))
-            return self._history[1]
+        """Search over recent commit messages, rebuilt when git HEAD moves (`derived`)."""
+        return self.derived.commit_search()
+
+    @property
+    def graph_origin(self) -> str | None:
+        return self.derived.graph_origin
+
+    @property
+    def history_origin(self) -> str | None:
+        return self.derived.history_origin
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
-        """Each path's definitions in line order (all loaded once, edited files again)."""
+        """Each path's definitions in line order (loaded when first asked for, edited files
+        again: loading all of sympy's took ~0.2 s of the first task context)."""
         with self._lock:
             if self._defs is None:
-                self._defs = self._load_definitions("", [])
-            elif self._defs_edited:
-                edited = sorted(self._defs_edited)
-                for i in range(0, len(edited), _SQL_BATCH):
-                    batch = edited[i:i + _SQL_BATCH]
-                    for path in batch:
-                        self._defs.pop(path, None)
-                    self._defs.update(self._load_definitions(
-                        f"WHERE path IN ({','.join('?' * len(batch))}) ", batch))
+                self._defs = {}
+            for path in self._defs_edited:
+                self._defs.pop(path, None)
             self._defs_edited = set()
-            return {p: self._defs.get(p, []) for p in paths}
+            missing = sorted({p for p in paths if p not in self._defs})
+            for i in range(0, len(missing), _SQL_BATCH):
+                batch = missing[i:i + _SQL_BATCH]
+                self._defs.update({path: [] for path in batch})
+                self._defs.update(self._load_definitions(
+                    f"WHERE path IN ({','.join('?' * len(batch))}) ", batch))
+            return {p: self._defs[p] for p in paths}
+
+    def preload_definitions(self) -> None:
+        """Load every file's definitions, a batch per hold of the lock: after the first task
+        context (later ones, for other files, then load none: ~10 ms of each on sympy)."""
+        paths = self.paths()
+        for i in range(0, len(paths), _SQL_BATCH):
+            self.definitions_in(paths[i:i + _SQL_BATCH])
 
     def _load_definitions(self, where: str, args: list[str]) -> dict[str, list[SymbolHit]]:
         out: dict[str, list[SymbolHit]] = {}
@@ -360,18 +374,12 @@ class RepoIndex:
         return out
 
     def files_defining(self, names: Iterable[str]) -> dict[str, list[str]]:
-        wanted = sorted(set(names))
-        out: dict[str, list[str]] = {name: [] for name in wanted}
+        """Each name's defining files, in path order (none for a name nothing defines)."""
+        wanted = set(names)
         with self._lock:
             # A long issue text names hundreds of words: a few IN queries, not one per word.
-            for i in range(0, len(wanted), _SQL_BATCH):
-                batch = wanted[i:i + _SQL_BATCH]
-                marks = ",".join("?" * len(batch))
-                for name, path in self.db.execute(
-                        f"SELECT DISTINCT name, path FROM defs WHERE name IN ({marks}) "
-                        "ORDER BY name, path", batch):
-                    out[str(name)].append(str(path))
-        return out
+            found = files_defining(self.db, wanted)
+        return {name: sorted(found.get(name, [])) for name in sorted(wanted)}
 
     def file_sizes(self) -> dict[str, tuple[int, int]]:
         """Each indexed file's (chunks, definitions): how much of the repository it holds."""

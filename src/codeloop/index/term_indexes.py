@@ -37,6 +37,11 @@ SNAPSHOT_EVERY_S = 5.0
 _kept_tokens: dict[str, tuple[list[list[str]], list[str]]] | None = None
 
 
+# The `meta` row with `_chunks_key` as the saved indexes were built: when the store still
+# has it, nothing changed since and the open does not reconcile (~0.1 s of CPU on sympy).
+_BASE_KEY = "lexical_base"
+
+
 def keep_tokens_between_rebuilds(keep: bool = True) -> None:
     """Keep each file version's terms in memory across rebuilds (see `_kept_tokens`)."""
     global _kept_tokens
@@ -132,7 +137,9 @@ class TermIndexes:
                 self.rebuild()
             return
         self.chunks, self.files = chunks, files
-        self._reconcile()
+        recorded = self.db.execute("SELECT value FROM meta WHERE key=?", (_BASE_KEY,)).fetchone()
+        if recorded is None or recorded[0] != self._chunks_key():
+            self._reconcile()
         if self.chunks.needs_rebuild() or self.files.needs_rebuild():
             self.rebuild()
 
@@ -143,36 +150,61 @@ class TermIndexes:
             for key, toks in docs[:-1]:
                 chunk_docs.add(key, toks)
             file_docs.add(*docs[-1])
+        # A file that could not be read is not in the indexes: the next open reconciles.
+        complete = len(file_docs) == len(by_path)
         del by_path
-        self._build(chunk_docs, file_docs)
+        self._build(chunk_docs, file_docs, complete)
 
-    def _build(self, chunk_docs: LexicalBuilder, file_docs: LexicalBuilder) -> None:
+    def _build(self, chunk_docs: LexicalBuilder, file_docs: LexicalBuilder,
+               complete: bool = True) -> None:
         self.chunks = LexicalIndex()
         self.chunks.adopt(chunk_docs)
         self.files = LexicalIndex()
         self.files.adopt(file_docs)
         self.chunks.save(self.dir / "chunks")
         self.files.save(self.dir / "files")
+        # After the files: a crash between them leaves the old key, and a reconcile.
+        if complete:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            (_BASE_KEY, self._chunks_key()))
+        else:
+            self.db.execute("DELETE FROM meta WHERE key=?", (_BASE_KEY,))
         release_free_memory()
+
+    def _chunks_key(self) -> str:
+        """The chunk table's highest id and row count: chunk ids are never reused
+        (AUTOINCREMENT), so the same pair means no chunk was added or removed since."""
+        top, count = self.db.execute("SELECT MAX(id), COUNT(*) FROM chunks").fetchone()
+        return f"{top}:{count}"
 
     def _reconcile(self) -> None:
         """Mask base documents that no longer exist and overlay the ones added since the build."""
-        rows = self._chunk_rows()
-        by_path = _by_path(rows)
+        # Ids and paths only: every chunk's full row (~50k on sympy) cost ~0.1 s of CPU at
+        # each open, and only the files added since the build need theirs.
+        rows = [(str(i), str(p)) for i, p in self.db.execute("SELECT id, path FROM chunks")]
         base_chunks = set(self.chunks.base_keys())
-        self.chunks.remove_many(base_chunks - {k for k, _, _ in rows})
+        gone_chunks = base_chunks - {k for k, _ in rows}
+        self.chunks.remove_many(gone_chunks)
         base_files = set(self.files.base_keys())
-        self.files.remove_many(base_files - by_path.keys())
-        fresh = {p: cs for p, cs in by_path.items()
-                 if any(k not in base_chunks for k, _ in cs) or p not in base_files}
+        gone_files = base_files - {p for _, p in rows}
+        self.files.remove_many(gone_files)
+        fresh_paths = {p for k, p in rows if k not in base_chunks} | \
+            {p for _, p in rows if p not in base_files}
+        if not (gone_chunks or gone_files or fresh_paths):
+            # The saved indexes are the store's (one saved before the key was kept): say so.
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            (_BASE_KEY, self._chunks_key()))
+        fresh = _by_path([r for path in sorted(fresh_paths) for r in self._chunk_rows(path)])
         for path, docs in self._tokens_from_disk(fresh):
             for key, toks in docs:
                 self.chunks.add(key, toks) if key != path else self.files.add(key, toks)
 
-    def _chunk_rows(self) -> list[tuple[str, str, Chunk]]:
-        return [(str(i), str(p), Chunk(int(s), int(e), str(sym))) for i, p, s, e, sym in
-                self.db.execute("SELECT id, path, start_line, end_line, symbol FROM chunks "
-                                "ORDER BY path, start_line")]
+    def _chunk_rows(self, path: str | None = None) -> list[tuple[str, str, Chunk]]:
+        """(key, path, chunk) of every chunk, or of one file's, in path and line order."""
+        sql = "SELECT id, path, start_line, end_line, symbol FROM chunks "
+        rows = self.db.execute(sql + "ORDER BY path, start_line") if path is None else \
+            self.db.execute(sql + "WHERE path=? ORDER BY start_line", (path,))
+        return [(str(i), str(p), Chunk(int(s), int(e), str(sym))) for i, p, s, e, sym in rows]
 
     def _tokens_from_disk(self, by_path: dict[str, list[tuple[str, Chunk]]]
                           ) -> Iterable[tuple[str, list[tuple[str, list[str]]]]]:

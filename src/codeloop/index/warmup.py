@@ -4,14 +4,16 @@ A cold repository takes seconds to minutes to index (sympy: 15–170 s by load);
 still a second to load and sweep. The index is handed out as soon as it is open: while it
 builds, the search tools answer from the batches committed so far and say the index is
 partial (`RepoIndex.progress`); before it opens they wait a little and otherwise say it is
-not ready (`IndexBuilding`). A cold start builds the view's index and then gives the
-repository a copy, so that the next session's view starts from it
+not ready (`IndexBuilding`). A cold start builds the view's index and, once the first task
+context has been built (and with it the file graph and the commit search saved in the
+store), gives the repository a copy, so that the next session's view starts from it
 (`index.registry.share_with_seed`).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import sqlite3
 import threading
 import time
@@ -48,7 +50,8 @@ def open_session_index(view: Path, repo: Path, cache: Path) -> RepoIndex:
 
 class IndexWarmup:
     """Builds the index on a daemon thread; `then` runs on that thread once it is open (the
-    context feed builds the first task context there)."""
+    context feed builds the first task context there, calls `ready`, then loads what later
+    contexts reuse)."""
 
     def __init__(self, view: Path, repo: Path, opener: IndexOpener | None = None,
                  then: Callable[[RepoIndex], None] | None = None) -> None:
@@ -62,6 +65,7 @@ class IndexWarmup:
         self.index: RepoIndex | None = None
         self.error: str | None = None
         self._opened = threading.Event()
+        self._ready = threading.Event()
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._after: Callable[[], None] | None = None
@@ -80,7 +84,6 @@ class IndexWarmup:
             self._opened.set()  # searchable from here on: partial until the sweep ends
             if not index.swept:
                 index.update()
-            share_with_seed(index, self.cache)
             self.ready_after_s = time.monotonic() - self.started
         except (CodeloopError, OSError, sqlite3.Error) as exc:
             self.index = None
@@ -91,7 +94,13 @@ class IndexWarmup:
             if self.index is not None and self.then is not None:
                 self.then(self.index)
         finally:
+            # After `then`: the first context saved the file graph and the commit search in
+            # the store, so the repository's copy has them and a warm start loads them.
+            if self.index is not None:
+                with contextlib.suppress(CodeloopError, OSError, sqlite3.Error):
+                    share_with_seed(self.index, self.cache)
             with self._lock:
+                self._ready.set()
                 self._done.set()
                 after, self._after = self._after, None
             if after is not None:
@@ -105,6 +114,15 @@ class IndexWarmup:
     def wait_done(self, timeout: float = 0.0) -> bool:
         """Whether the index is open and `then` has run (waiting at most `timeout`)."""
         return self._done.wait(timeout)
+
+    def ready(self) -> None:
+        """Called by `then` once it has made what the first model call waits for."""
+        self._ready.set()
+
+    def wait_ready(self, timeout: float = 0.0) -> bool:
+        """Whether `then` said it is `ready` or the thread is done (waiting at most
+        `timeout`)."""
+        return self._ready.wait(timeout)
 
     def for_tool(self, timeout: float) -> RepoIndex:
         """The index for a search tool: waits up to `timeout`, then says why there is none."""

@@ -2,13 +2,15 @@
 
 The first context ranks the repository for the task (files, their outlines in a repo map,
 the best snippets) within a budget; it is built on the index's thread as soon as the index
-opens, and the loop waits a moment for it before the first model call. Later turns add the
+opens, and the first model call is held for it until `first_wait_s` after the index thread
+started. Later turns add the
 files the model's reading and editing point at (the session focus), never what the
 conversation already shows. Each is a `ContextBuilt` event: the log says what went in.
 """
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import sqlite3
 import threading
@@ -28,9 +30,12 @@ from codeloop.policy.redact import Redactor
 from codeloop.policy.untrusted import inspect, wrap_untrusted
 from codeloop.session.state import SessionState
 
-# How long the first model call waits for the task context by default (`context_wait_s`:
-# a warm index is open in about half a second on sympy; a cold one is not waited for).
-FIRST_WAIT_S = 0.5
+# How long after the session's index began opening the first model call may be held for
+# the task context, by default (`context_wait_s`): a warm sympy index is open and swept in
+# ~0.55 s at load 5–7 and its first context built in ~0.1 s more (the file graph and commit
+# search come from the store); with the loop's set-up (0.1–0.26 s at that load) the first
+# call still comes within 1 s of the session's start. A cold index is not waited for.
+FIRST_WAIT_S = 0.7
 TASK_HEADER = ("# Code context for the task\nFrom codeloop's code index: the files ranked "
                "most relevant to the task, their outlines (`line│ signature`) and the best "
                "snippets. A starting point, not the whole story: read a file before you edit "
@@ -78,13 +83,17 @@ class ContextFeed:
         self.prepared_after_s: float | None = None
 
     def prepare(self, index: RepoIndex) -> None:
-        """On the index's thread, as soon as it opens: the first context, built ahead."""
+        """On the index's thread, as soon as it opens: the first context, built ahead; then
+        (the first model call no longer waiting) what later contexts reuse."""
         if self.budgets.task <= 0:
             return
         built = self._build(index, self.task, self.budgets.task, self.budgets.map_share, Seen())
         with self._lock:
             self._prepared = built
         self.prepared_after_s = time.monotonic() - self.warmup.started
+        self.warmup.ready()
+        with contextlib.suppress(CodeloopError, OSError, sqlite3.Error):
+            index.preload_definitions()
 
     def events(self, state: SessionState) -> list[ContextBuilt]:
         """The context to add before this turn: the task context if it is not in yet (and
@@ -95,8 +104,11 @@ class ContextFeed:
         first = not any(c.phase == "task" for c in state.contexts) and not (
             state.started is not None and state.started.repo_map)
         if first:
-            wait = self.first_wait_s if state.steps == 0 else 0.0
-            if not self.warmup.wait_done(wait):
+            # A deadline from the index thread's start, not from this call: the loop's own
+            # set-up time is not added to the session's time to its first model call.
+            deadline = self.warmup.started + self.first_wait_s
+            wait = max(0.0, deadline - time.monotonic()) if state.steps == 0 else 0.0
+            if not self.warmup.wait_ready(wait):
                 return []  # still on the index's thread: a later turn gets it
             index = self.warmup.wait(0)
             if index is None:
@@ -175,7 +187,8 @@ def names_used_by(index: RepoIndex, paths: list[str], limit: int = _USED_NAMES) 
     by_id = index.memo("graph_name_by_id", lambda: {v: k for k, v in graph.names.items()})
     used = graph.edge_name[np.isin(graph.src, ids) & (graph.edge_name >= 0)]
     names = {by_id[int(i)] for i in np.unique(used) if int(i) in by_id}
-    return sorted(names, key=lambda n: (len(graph.defined_in.get(n, ())), n))[:limit]
+    definers = index.files_defining(names)
+    return sorted(names, key=lambda n: (len(definers.get(n, ())), n))[:limit]
 
 
 def _norm(path: str) -> str:

@@ -1,0 +1,111 @@
+"""The file graph kept in the index's store (see `saved`), so a warm open does not build it
+again (~0.7 s of CPU on sympy, most of the first task context's time).
+
+A saved graph records the files it was made from (path and content hash) and the names
+each defines. It is used when those are the files indexed now; when some files' content
+changed but not the names they define, it is used with those files' edges redone
+(`with_file_edges`, as after an edit in a session). Any other difference, or a blob that
+does not check out, and the graph is built again (and saved).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from codeloop.index import saved
+from codeloop.index.graph import FileGraph, derive_walk, shape_digest
+
+NAME = "file_graph"
+# Bump when `build_graph` makes other edges or weights: a graph saved before is then rebuilt.
+GRAPH_VERSION = 1
+KEY = f"file-graph-v{GRAPH_VERSION}"
+_EDGE_ARRAYS = ("src", "dst", "weight", "edge_name", "by_name")
+_PAIR_ARRAYS = ("pair_src", "pair_dst", "pair_weight")
+
+
+def indexed_files(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(path, content hash) of every indexed file, in the graph's order."""
+    return [(str(p), str(h)) for p, h in
+            db.execute("SELECT path, hash FROM files WHERE indexed=1 ORDER BY path")]
+
+
+def save_graph(db: sqlite3.Connection, graph: FileGraph, files: list[tuple[str, str]]) -> bool:
+    """Save `graph`, made from `files` (`indexed_files` when it was built or brought up to
+    date); False when it was not saved."""
+    if [p for p, _ in files] != graph.paths or len(graph.shapes) != len(graph.paths):
+        return False
+    names = [""] * len(graph.names)
+    for name, i in graph.names.items():
+        names[i] = name
+    arrays: dict[str, tuple[str, NDArray[Any]]] = {
+        "src": ("i4", graph.src), "dst": ("i4", graph.dst), "weight": ("f8", graph.weight),
+        "edge_name": ("i4", graph.edge_name), "by_name": ("i4", graph.by_name),
+        "name_starts": ("i4", graph.name_starts), "pair_src": ("i4", graph.pair_src),
+        "pair_dst": ("i4", graph.pair_dst), "pair_weight": ("f8", graph.pair_weight)}
+    data = {"paths": graph.paths, "hashes": [h for _, h in files], "shapes": graph.shapes,
+            "names": names}
+    return saved.save(db, NAME, KEY, arrays, data)
+
+
+def load_graph(db: sqlite3.Connection, files: list[tuple[str, str]]
+               ) -> tuple[FileGraph, list[str]] | None:
+    """The saved graph and the files whose edges must be redone (content changed, names
+    defined the same); None when there is none that fits `files` (`indexed_files`)."""
+    found = saved.load(db, NAME)
+    if found is None or found.key != KEY:
+        return None
+    data = found.data
+    paths, hashes = saved.str_list(data.get("paths")), saved.str_list(data.get("hashes"))
+    shapes, names = saved.str_list(data.get("shapes")), saved.str_list(data.get("names"))
+    if paths is None or hashes is None or shapes is None or names is None:
+        return None
+    if paths != [p for p, _ in files] or not len(hashes) == len(shapes) == len(paths):
+        return None
+    changed = [p for (p, h), old in zip(files, hashes, strict=True) if h != old]
+    position = {p: i for i, p in enumerate(paths)}
+    for path in changed:
+        now = [str(r[0]) for r in db.execute("SELECT name FROM defs WHERE path=?", (path,))]
+        if shape_digest(now) != shapes[position[path]]:
+            return None  # it defines other names: other files' edges change too
+    graph = _assemble(found.arrays, paths, position, names)
+    if graph is None:
+        return None
+    graph.shapes = shapes
+    return graph, changed
+
+
+def _assemble(arrays: dict[str, NDArray[Any]], paths: list[str], position: dict[str, int],
+              names: list[str]) -> FileGraph | None:
+    """The graph from saved arrays, if they fit together (lengths, index ranges)."""
+    if any(k not in arrays for k in (*_EDGE_ARRAYS, *_PAIR_ARRAYS, "name_starts")):
+        return None
+    n, edges, pairs = len(paths), len(arrays["src"]), len(arrays["pair_src"])
+    name_ids = {name: i for i, name in enumerate(names)}
+    starts = arrays["name_starts"]
+    if (len(name_ids) != len(names) or any(len(arrays[k]) != edges for k in _EDGE_ARRAYS)
+            or any(len(arrays[k]) != pairs for k in _PAIR_ARRAYS)
+            or len(starts) != len(names) + 1):
+        return None
+    if not (saved.int_range(arrays["src"], 0, n) and saved.int_range(arrays["dst"], 0, n)
+            and saved.int_range(arrays["pair_src"], 0, n)
+            and saved.int_range(arrays["pair_dst"], 0, n)
+            and saved.int_range(arrays["edge_name"], -1, len(names))
+            and saved.int_range(arrays["by_name"], 0, edges)
+            and saved.int_range(starts, 0, edges + 1) and bool(np.all(np.diff(starts) >= 0))
+            and bool(np.all(np.isfinite(arrays["weight"])))
+            and bool(np.all(np.isfinite(arrays["pair_weight"])))):
+        return None
+    graph = FileGraph(paths, position, arrays["src"].astype(np.int64),
+                      arrays["dst"].astype(np.int64), arrays["weight"],
+                      arrays["edge_name"].astype(np.int64), name_ids)
+    graph.pair_src = arrays["pair_src"].astype(np.int64)
+    graph.pair_dst = arrays["pair_dst"].astype(np.int64)
+    graph.pair_weight = arrays["pair_weight"]
+    graph.by_name = arrays["by_name"].astype(np.int64)
+    graph.name_starts = starts.astype(np.int64)
+    derive_walk(graph)
+    return graph

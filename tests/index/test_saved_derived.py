@@ -1,0 +1,246 @@
+"""The file graph and the commit search are saved in the index's store: a warm open loads
+them instead of building them, an edited file's edges are redone in the saved graph, and a
+stale, corrupt or crafted saved blob is built again, never served."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.index.conftest import git
+from tests.index.test_derived_after_edits import edges, walk_matrix
+
+from codeloop.index import graph_store, saved
+from codeloop.index.graph import build_graph
+from codeloop.index.registry import open_index, share_with_seed
+from codeloop.index.service import RepoIndex
+from codeloop.index.term_indexes import TermIndexes
+
+TITLE = "Fix rounding in apply_discount"
+
+
+def commit_fix(repo: Path) -> None:
+    """A commit whose message is `TITLE`, changing the file it is about."""
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + "# rounded\n")
+    git(repo, "commit", "-qam", TITLE)
+
+
+def opened(root: Path, cache: Path) -> RepoIndex:
+    index = RepoIndex(root, cache)
+    index.update()
+    return index
+
+
+def assert_as_built(index: RepoIndex) -> None:
+    """The graph in use is the one a build from the store's rows gives."""
+    graph, fresh = index.graph(), build_graph(index.db)
+    assert graph.paths == fresh.paths
+    assert edges(graph) == edges(fresh)
+    assert walk_matrix(graph) == walk_matrix(fresh)
+    assert list(graph.out_weight) == list(fresh.out_weight)
+    assert graph.shapes == fresh.shapes
+    for name, i in fresh.names.items():
+        assert sorted(graph.edges_named([graph.names[name]]).tolist()) == sorted(
+            int(e) for e in np.flatnonzero(graph.edge_name == graph.names[name]))
+        assert len(graph.edges_named([graph.names[name]])) == len(fresh.edges_named([i]))
+
+
+def saved_blob(index: RepoIndex, name: str) -> bytes:
+    row = index.db.execute("SELECT data FROM saved WHERE name=?", (name,)).fetchone()
+    assert row is not None, f"nothing saved under {name}"
+    return bytes(row[0])
+
+
+def test_a_warm_open_loads_the_graph_and_commit_search_instead_of_building_them(
+        repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    commit_fix(repo)
+    first = opened(repo, cache)
+    first.graph()
+    votes = first.commit_search().files_for(TITLE)
+    assert "shop/pricing.py" in votes
+    assert (first.graph_origin, first.history_origin) == ("built", "built")
+    first.close()
+
+    warm = opened(repo, cache)
+    assert_as_built(warm)
+    assert warm.graph_origin == "stored"
+    assert warm.commit_search().files_for(TITLE) == votes
+    assert warm.history_origin == "stored"
+    # HEAD moves: the saved search is for another commit, so it is built again.
+    (repo / "shop" / "pricing.py").write_text("def apply_discount(amount):\n    return amount\n")
+    git(repo, "commit", "-qam", "Round discounts to cents")
+    warm.commit_search()
+    assert warm.history_origin == "built"
+    warm.close()
+
+
+def test_an_edit_while_open_is_in_the_graph_the_next_open_loads(repo: Path,
+                                                                tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    index = opened(repo, cache)
+    index.graph()
+    # Same names defined; the cart now also uses VAT_RATE from pricing.
+    cart = repo / "shop" / "cart.py"
+    cart.write_text(cart.read_text().replace("import apply_discount",
+                                             "import VAT_RATE, apply_discount"))
+    index.notify_changed(["shop/cart.py"])
+    index.graph()
+    index.close()
+
+    warm = opened(repo, cache)
+    assert_as_built(warm)
+    assert warm.graph_origin == "stored"
+    assert ("shop/cart.py", "shop/pricing.py") in {(s, d) for s, d, _, _ in edges(warm.graph())}
+    warm.close()
+
+
+def test_a_file_changed_while_closed_has_its_edges_redone_not_the_whole_graph(
+        repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    opened(repo, cache).graph()
+    RepoIndex(repo, cache).close()
+    cart = repo / "shop" / "cart.py"  # the same names defined, another one used
+    cart.write_text(cart.read_text().replace("sum(", "VAT_RATE + sum("))
+    index = opened(repo, cache)
+    assert_as_built(index)
+    assert index.graph_origin == "stored+updated"
+    index.close()
+    # Saved again once brought up to date: the next open has nothing to redo.
+    again = opened(repo, cache)
+    again.graph()
+    assert again.graph_origin == "stored"
+    again.close()
+
+
+def test_a_file_that_defines_other_names_rebuilds_the_graph(repo: Path,
+                                                            tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    opened(repo, cache).graph()
+    (repo / "shop" / "pricing.py").write_text(
+        "def apply_discount(amount, percent=0):\n    return amount\n\n\n"
+        "def add_item(item):\n    return item\n")
+    index = opened(repo, cache)
+    assert_as_built(index)
+    assert index.graph_origin == "built"
+    index.close()
+
+
+def test_a_corrupt_saved_graph_is_rebuilt_and_replaced(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = opened(repo, cache)
+    first.graph()
+    blob = bytearray(saved_blob(first, graph_store.NAME))
+    first.close()
+    blob[-3] ^= 0xFF  # a flipped byte in the edge weights: the checksum no longer holds
+    db = sqlite3.connect(str(first.dir / "index.sqlite"))
+    db.execute("UPDATE saved SET data=? WHERE name=?", (bytes(blob), graph_store.NAME))
+    db.commit()
+    db.close()
+
+    index = opened(repo, cache)
+    assert_as_built(index)
+    assert index.graph_origin == "built"
+    index.close()
+    again = opened(repo, cache)
+    again.graph()
+    assert again.graph_origin == "stored"
+    again.close()
+
+
+def test_a_crafted_saved_graph_with_a_valid_checksum_is_not_served(repo: Path,
+                                                                   tmp_path: Path) -> None:
+    """Edges pointing past the files, and an array asking for pickled objects, are refused
+    however well the checksum matches."""
+    cache = tmp_path / "cache"
+    first = opened(repo, cache)
+    graph = first.graph()
+    found = saved.load(first.db, graph_store.NAME)
+    assert found is not None
+    arrays = {k: ("i4" if v.dtype.kind == "i" else "f8", v) for k, v in found.arrays.items()}
+    arrays["dst"] = ("i4", np.full(len(graph.dst), len(graph.paths) + 7))
+    assert saved.save(first.db, graph_store.NAME, graph_store.KEY, arrays, found.data)
+    blob = saved_blob(first, graph_store.NAME)
+    size = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + size])
+    header["arrays"][0][1] = "O"
+    pickled = json.dumps(header).encode()
+    first.close()
+
+    index = opened(repo, cache)
+    assert_as_built(index)
+    assert index.graph_origin == "built"
+    index.close()
+    forged = len(pickled).to_bytes(8, "little") + pickled + blob[8 + size:]
+    with pytest.raises(saved.CorruptSaved):
+        saved.unpack(forged)
+
+
+def test_a_corrupt_saved_commit_search_is_rebuilt(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    commit_fix(repo)
+    first = opened(repo, cache)
+    votes = first.commit_search().files_for(TITLE)
+    assert votes
+    first.close()
+    db = sqlite3.connect(str(first.dir / "index.sqlite"))
+    db.execute("UPDATE saved SET data=substr(data, 1, 40) WHERE name='commit_search'")
+    db.commit()
+    db.close()
+
+    index = opened(repo, cache)
+    assert index.commit_search().files_for(TITLE) == votes
+    assert index.history_origin == "built"
+    index.close()
+
+
+def test_a_view_seeded_from_its_repository_loads_the_saved_graph(repo: Path,
+                                                                  tmp_path: Path) -> None:
+    """A workspace's view starts from a copy of its repository's index, which carries the
+    graph: the view's first context does not build it."""
+    cache = tmp_path / "cache"
+    view = tmp_path / "view"
+    view.mkdir()
+    for path in ("shop/__init__.py", "shop/cart.py", "shop/pricing.py", "README.md"):
+        (view / path).parent.mkdir(parents=True, exist_ok=True)
+        (view / path).write_bytes((repo / path).read_bytes())
+    cold = open_index(view, cache, seed=repo)
+    cold.graph()
+    assert cold.graph_origin == "built"
+    assert share_with_seed(cold, cache)
+
+    mine = open_index(repo, cache)
+    assert_as_built(mine)
+    assert mine.graph_origin == "stored"
+
+
+def test_an_unchanged_store_opens_without_reconciling_its_term_indexes(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The saved BM25 indexes are checked against the store's chunks only when chunks were
+    added or removed since they were built (the store's key says so)."""
+    cache = tmp_path / "cache"
+    reconciled: list[Path] = []
+    real = TermIndexes._reconcile
+
+    def counting(terms: TermIndexes) -> None:
+        reconciled.append(terms.root)
+        real(terms)
+
+    monkeypatch.setattr(TermIndexes, "_reconcile", counting)
+    opened(repo, cache).close()
+    opened(repo, cache).close()
+    assert reconciled == []
+
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + "\n\ndef gift_wrapping_fee():\n    return 3\n")
+    changed = opened(repo, cache)  # the sweep after the open finds it
+    assert [h.path for h in changed.search("gift wrapping fee")][:1] == ["shop/pricing.py"]
+    changed.close()
+    again = RepoIndex(repo, cache)  # its chunks are not in the saved indexes: reconciled
+    assert reconciled == [again.root]
+    assert [h.path for h in again.search("gift wrapping fee")][:1] == ["shop/pricing.py"]
+    again.close()
