@@ -12,7 +12,7 @@ def acp_cmd() -> None:
 
     from codeloop.editor.agent import CodeloopAgent
     from codeloop.editor.stdio import serve
-    from codeloop.session.setup import open_store
+    from codeloop.session.entry import open_store
 
     asyncio.run(serve(CodeloopAgent(open_store())))
 

@@ -27,7 +27,8 @@ def register(app: typer.Typer) -> None:
         from codeloop.llm.router import RoleModels
         from codeloop.llm.scripted import ScriptedModel
         from codeloop.mcp.settings import McpSettings
-        from codeloop.session.setup import new_session_id, open_store, start_session
+        from codeloop.session.entry import open_store
+        from codeloop.session.setup import new_session_id, start_session
         if keep is not None and keep.exists():
             raise CodeloopError(f"{keep} already exists", "give --keep a directory to create")
         if not json_out:

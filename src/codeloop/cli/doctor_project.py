@@ -49,7 +49,8 @@ def env_which(python: ProjectPython, repo: Path) -> Which:
 def project_report(repo: Path) -> dict[str, Any]:
     """What verification will use for `repo`, as data."""
     from codeloop.config import load_settings
-    from codeloop.session.setup import check_repo, project_python
+    from codeloop.session.entry import check_repo
+    from codeloop.session.setup import project_python
     from codeloop.verify.detect import detect
     from codeloop.verify.python_env import SYSTEM
     from codeloop.verify.settings import VerifySettings

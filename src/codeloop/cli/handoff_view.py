@@ -21,7 +21,7 @@ def show_handoff(session_id: str, ws: LayeredWorkspace, branch: str, commit: boo
                  per_step: bool, as_json: bool) -> None:
     from codeloop.handoff.branch import BranchRefused
     from codeloop.handoff.flow import branch_handoff
-    from codeloop.session.setup import open_store
+    from codeloop.session.entry import open_store
     try:
         done = branch_handoff(open_store(), session_id, ws, branch, commit, per_step)
     except BranchRefused as exc:

@@ -39,7 +39,7 @@ def pr_cmd(
     (tests before and after), what it cost."""
     from codeloop.events import PullRequestOpened
     from codeloop.handoff.pr import github_slug, open_pull_request, pull_request
-    from codeloop.session.setup import open_store
+    from codeloop.session.entry import open_store
     from codeloop.session.state import fold
     store = open_store()
     row = store.get(session_id)

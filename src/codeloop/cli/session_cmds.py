@@ -30,8 +30,8 @@ def _status(text: str, quiet: bool) -> AbstractContextManager[object]:
 def session_diff(store: EventStore, session_id: str) -> tuple[str, str]:
     """The session's diff and where it came from: its workspace over the repository, or the
     log's own edits when the repository is gone (a deleted temporary checkout, say)."""
+    from codeloop.session.entry import session_dir
     from codeloop.session.export import logged_diff
-    from codeloop.session.setup import session_dir
     from codeloop.workspace.factory import open_workspace
     row = store.get(session_id)
     state = session_dir(row.id) / "workspace"
@@ -77,7 +77,8 @@ def register(app: typer.Typer) -> None:
         from codeloop.config import load_settings
         from codeloop.llm.factory import check_endpoint, pinned_endpoint
         from codeloop.llm.roles import main_choice, make_role_models, settings_for
-        from codeloop.session.setup import check_repo, open_store, start_session
+        from codeloop.session.entry import check_repo, open_store
+        from codeloop.session.setup import start_session
         repo = check_repo(repo)
         flags = setting_flags(model, base_url, approval_mode, plan_approval, {
             "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
@@ -120,8 +121,8 @@ def register(app: typer.Typer) -> None:
         from codeloop.llm.endpoint import EndpointUnreachable
         from codeloop.llm.factory import check_endpoint
         from codeloop.llm.roles import main_choice, make_role_models, settings_for
+        from codeloop.session.entry import check_repo, open_store
         from codeloop.session.resume import with_overrides
-        from codeloop.session.setup import check_repo, open_store
         from codeloop.session.state import fold
         store = open_store()
         row = store.get(session_id)
@@ -159,7 +160,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List sessions: status, task, steps, cost."""
         from codeloop.cli.render import STATUS_STYLE
-        from codeloop.session.setup import open_store
+        from codeloop.session.entry import open_store
         rows = open_store().sessions(status=status)
         if json_out:
             print(json.dumps([r.__dict__ for r in rows], indent=2))
@@ -182,9 +183,9 @@ def register(app: typer.Typer) -> None:
         """Show a session's timeline and its final diff."""
         from codeloop.cli.live import render_stored
         from codeloop.cli.render import diff_view, plan_table, role_budget_table, usage_table
+        from codeloop.session.entry import open_store
         from codeloop.session.role_budgets import role_budget_rows
         from codeloop.session.routing_state import usage_rows
-        from codeloop.session.setup import open_store
         from codeloop.session.state import fold
         store = open_store()
         row = store.get(session_id)
@@ -212,8 +213,8 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE", help="File to write (default stdout).")] = None,
     ) -> None:
         """Write the full trajectory (requests, responses, tools, tokens, cost, timings) as JSON."""
+        from codeloop.session.entry import open_store
         from codeloop.session.export import trajectory
-        from codeloop.session.setup import open_store
         store = open_store()
         row = store.get(session_id)
         doc = trajectory(row, store.read(row.id), *session_diff(store, row.id))
@@ -234,8 +235,9 @@ def register(app: typer.Typer) -> None:
         from codeloop.config import load_settings
         from codeloop.llm.router import RoleModels
         from codeloop.llm.scripted import ScriptedModel, replay_turns
+        from codeloop.session.entry import check_repo, open_store
         from codeloop.session.export import read_trajectory
-        from codeloop.session.setup import check_repo, open_store, start_session
+        from codeloop.session.setup import start_session
         doc = read_trajectory(file)
         target = check_repo(repo or Path(doc["session"]["repo"]))
         task = doc["summary"]["task"]
