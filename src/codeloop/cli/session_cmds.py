@@ -72,13 +72,11 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Work a task on a repository and hand back a diff for review."""
-        from codeloop.cli.live import EXIT_BY_STATUS, drive
         from codeloop.cli.trust_cmds import notice_untrusted
         from codeloop.config import load_settings
         from codeloop.llm.factory import check_endpoint, pinned_endpoint
         from codeloop.llm.roles import main_choice, make_role_models, settings_for
         from codeloop.session.entry import check_repo, open_store
-        from codeloop.session.setup import start_session
         repo = check_repo(repo)
         flags = setting_flags(model, base_url, approval_mode, plan_approval, {
             "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
@@ -94,6 +92,11 @@ def register(app: typer.Typer) -> None:
         models = make_role_models(settings)
         # Before the session exists: a server that is not there leaves nothing behind.
         check_endpoint(main.model, settings_for(main, settings))
+        # The session's machinery (index, sandbox, tools) loads once the flags and the model's
+        # server are known to be good: a mistake there is reported without waiting for it.
+        from codeloop.cli.live import EXIT_BY_STATUS, drive
+        from codeloop.session.setup import start_session
+
         store = open_store()
         with _status("reading the repository (the first run on a large one builds its index)",
                      json_out):
