@@ -60,7 +60,10 @@ def main() -> None:
         base = Path(tmp)
         repo = base / "repo"
         repo.mkdir()
-        env = {**os.environ, "XDG_CONFIG_HOME": str(base / "config"),
+        # The commands run in another directory: PYTHONPATH=src must still name this tree.
+        path = os.pathsep.join(str(Path(p).resolve())
+                               for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+        env = {**os.environ, "PYTHONPATH": path, "XDG_CONFIG_HOME": str(base / "config"),
                "XDG_CACHE_HOME": str(base / "cache"), "CODELOOP_DATA_DIR": str(base / "data")}
         for name, argv in COMMANDS.items():
             _once(argv, env, repo)  # the first start may compile bytecode: not counted
