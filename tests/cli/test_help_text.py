@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import cache
 from typing import Any
 
 import pytest
@@ -22,6 +23,9 @@ OLD_SPELLINGS = ("--path", "-p,", "--repo-filter")
 TYPE_LABEL = re.compile(r"<[a-z][a-z \[\]]*>")
 
 
+# Built once: making the click commands from the app costs ~50 ms, and the README's checks
+# ask for them once per command line they parse (hundreds of times while collecting).
+@cache
 def commands() -> dict[str, Any]:
     """Every runnable command by its path below `codeloop`, e.g. "policy check"."""
     found: dict[str, Any] = {}

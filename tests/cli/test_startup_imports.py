@@ -6,7 +6,10 @@ import subprocess
 import sys
 
 # Each costs a noticeable part of a second at every start (scipy.stats alone half of one).
-HEAVY = ("scipy.stats", "matplotlib", "mcp", "psycopg", "opentelemetry.sdk")
+# numpy, scipy and bm25s come with the code index, httpx with the model clients, pygments
+# with syntax highlighting: only the commands that use them load them.
+HEAVY = ("scipy", "numpy", "bm25s", "matplotlib", "mcp", "psycopg", "opentelemetry.sdk", "ray",
+         "fastapi", "uvicorn", "httpx", "pygments", "yaml", "tree_sitter")
 
 
 def test_the_cli_imports_no_heavy_library_at_start() -> None:

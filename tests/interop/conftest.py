@@ -56,7 +56,9 @@ def llama_server(gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
          "--chat_format", "chatml-function-calling", "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--seed", "1"],
+         "--port", str(port), "--n_ctx", "4096", "--seed", "1",
+         # One thread, as in-process: two spin waiting for each other on a shared machine.
+         "--n_threads", "1", "--n_threads_batch", "1"],
         stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
     try:

@@ -10,7 +10,7 @@ import pytest
 
 from codeloop.config import Budgets, Settings
 from codeloop.llm.factory import make_model
-from codeloop.llm.local_provider import LocalModel
+from codeloop.llm.local_provider import LocalModel, load_llama
 from codeloop.llm.openai_provider import OpenAIModel
 from codeloop.llm.textmode import FORMAT_ERROR_TOOL, TextModeModel
 from codeloop.llm.types import Message, Model, ModelRequest, StreamDelta, ToolSpec
@@ -34,8 +34,10 @@ def ask(text: str, tools: list[ToolSpec] | None = None, stream: bool = True) -> 
 def backend(request: pytest.FixtureRequest, gguf: Path) -> tuple[str, Any]:
     if request.param == "server":
         return "server", request.getfixturevalue("llama_server")
+    # One thread: the suite shares two cores among its workers, and llama.cpp's threads
+    # spin waiting for each other there (a 1200-token prompt: 25 s of CPU on two, 9 s on one).
     return "inprocess", LocalModel(gguf, {"n_ctx": 4096, "chat_format": "chatml-function-calling",
-                                          "seed": 1}).llama
+                                          "seed": 1, "n_threads": 1}).llama
 
 
 def model_for(backend: tuple[str, Any], gguf: Path, forced: bool = False) -> OpenAIModel:
@@ -47,6 +49,13 @@ def model_for(backend: tuple[str, Any], gguf: Path, forced: bool = False) -> Ope
     model = LocalModel(gguf, llama=handle)
     model.extra_body = dict(extra or {})
     return model
+
+
+def test_n_threads_also_caps_the_threads_reading_a_prompt(gguf: Path) -> None:
+    llama = load_llama(gguf, {"n_threads": 1})
+    assert (llama.n_threads, llama.n_threads_batch) == (1, 1)
+    both = load_llama(gguf, {"n_threads": 1, "n_threads_batch": 2})
+    assert (both.n_threads, both.n_threads_batch) == (1, 2)
 
 
 def test_plain_chat_with_usage(backend: tuple[str, Any], gguf: Path) -> None:

@@ -25,8 +25,11 @@ err_console = terminal_console(stderr=True, soft_wrap=True)
 
 
 def _register_all() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    # Only the `*_cmds` modules add commands; the rest (the live session view, its renderer)
+    # load when a command that needs them runs, so `--help` never imports a session.
+    commands = [m.name for m in pkgutil.iter_modules(__path__) if m.name.endswith("_cmds")]
+    for name in sorted(commands):
+        module = importlib.import_module(f"{__name__}.{name}")
         register = getattr(module, "register", None)
         if register is not None:
             register(app)

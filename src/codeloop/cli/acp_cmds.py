@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 
 
 def acp_cmd() -> None:
     """Speak the Agent Client Protocol on stdin/stdout, so an editor (Zed, JetBrains, Neovim)
     can run codeloop sessions; see docs/editors.md."""
+    import asyncio
+
     from codeloop.editor.agent import CodeloopAgent
     from codeloop.editor.stdio import serve
-    from codeloop.session.setup import open_store
+    from codeloop.session.entry import open_store
 
     asyncio.run(serve(CodeloopAgent(open_store())))
 

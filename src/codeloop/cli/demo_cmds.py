@@ -8,15 +8,8 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from codeloop.cli.live import EXIT_BY_STATUS, drive
 from codeloop.cli.safe_text import shown_path, terminal_console
-from codeloop.config import data_dir, load_settings
-from codeloop.demo import DEMO_TASK, make_demo_repo, script_path
 from codeloop.errors import CodeloopError
-from codeloop.llm.router import RoleModels
-from codeloop.llm.scripted import ScriptedModel
-from codeloop.mcp.settings import McpSettings
-from codeloop.session.setup import new_session_id, open_store, start_session
 
 console = terminal_console()
 
@@ -28,6 +21,14 @@ def register(app: typer.Typer) -> None:
         keep: Annotated[Path | None, typer.Option(help="Create the demo repository here (default: in the data directory).")] = None,
     ) -> None:
         """Run a complete session offline: a failing test, a bug, a fix — no API key needed."""
+        from codeloop.cli.live import EXIT_BY_STATUS, drive
+        from codeloop.config import data_dir, load_settings
+        from codeloop.demo import DEMO_TASK, make_demo_repo, script_path
+        from codeloop.llm.router import RoleModels
+        from codeloop.llm.scripted import ScriptedModel
+        from codeloop.mcp.settings import McpSettings
+        from codeloop.session.entry import open_store
+        from codeloop.session.setup import new_session_id, start_session
         if keep is not None and keep.exists():
             raise CodeloopError(f"{keep} already exists", "give --keep a directory to create")
         if not json_out:

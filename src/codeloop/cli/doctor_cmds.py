@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from codeloop.cli.doctor_network import network_report, print_network
-from codeloop.cli.doctor_project import print_project, project_report
 from codeloop.cli.options import repo_option
 from codeloop.cli.safe_text import shown, terminal_console
-from codeloop.index.ripgrep import find_ripgrep, grep_engine
-from codeloop.sandbox.docker_backend import docker_reachable
-from codeloop.sandbox.probe import Capabilities, Probe, probe
+
+if TYPE_CHECKING:
+    from codeloop.sandbox.probe import Capabilities, Probe
 
 
 def _rows(caps: Capabilities) -> list[tuple[str, Probe]]:
@@ -35,12 +33,15 @@ def _rows(caps: Capabilities) -> list[tuple[str, Probe]]:
 
 
 def _grep() -> dict[str, str | None]:
+    from codeloop.index.ripgrep import find_ripgrep, grep_engine
     rg = find_ripgrep()
     return {"engine": "ripgrep" if rg else "python", "path": rg.path if rg else None,
             "version": rg.version if rg else None, "detail": grep_engine()}
 
 
 def _print(caps: Capabilities, console: Console) -> None:
+    from codeloop.index.ripgrep import find_ripgrep, grep_engine
+    from codeloop.sandbox.docker_backend import docker_reachable
     table = Table(title="codeloop sandbox capabilities")
     table.add_column("capability")
     table.add_column("status")
@@ -77,6 +78,10 @@ def doctor(
         "and why.")] = None,
 ) -> None:
     """Probe the sandbox capabilities of this machine and show what is in force and which grep."""
+    from codeloop.cli.doctor_network import network_report, print_network
+    from codeloop.cli.doctor_project import print_project, project_report
+    from codeloop.sandbox.docker_backend import docker_reachable
+    from codeloop.sandbox.probe import probe
     caps = probe()
     project = project_report(repo) if repo is not None else None
     network = network_report(caps, repo)

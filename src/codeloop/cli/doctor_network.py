@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from codeloop.cli.safe_text import markup_safe
-from codeloop.config import Settings, load_settings
 from codeloop.errors import ConfigError
-from codeloop.sandbox.probe import Capabilities
+
+if TYPE_CHECKING:
+    from codeloop.config import Settings
+    from codeloop.sandbox.probe import Capabilities
 
 
 def network_report(caps: Capabilities, repo: Path | None) -> dict[str, Any]:
     """The network sessions get with the config as it stands (for `repo`, when named)."""
+    from codeloop.config import load_settings
     try:
         settings = load_settings(repo)
     except ConfigError as exc:

@@ -7,31 +7,30 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
 from codeloop.cli.safe_text import shown
-from codeloop.config import load_settings
 from codeloop.errors import ConfigError
-from codeloop.sandbox.environment import BASE_PATH
-from codeloop.session.setup import check_repo, project_python
-from codeloop.verify.detect import Which, detect
-from codeloop.verify.python_env import SYSTEM, ProjectPython
-from codeloop.verify.pyvenv import under_any
-from codeloop.verify.settings import VerifySettings
-from codeloop.workspace.errors import UnsafePath
-from codeloop.workspace.hostfs import SafeRoot
+
+if TYPE_CHECKING:
+    from codeloop.verify.detect import Which
+    from codeloop.verify.python_env import ProjectPython
 
 
 def env_which(python: ProjectPython, repo: Path) -> Which:
     """`which` over the PATH commands get (the interpreter's bin dir first), looked up on the
     host without running anything; the repository's files through `SafeRoot`."""
+    from codeloop.sandbox.environment import BASE_PATH
+    from codeloop.workspace.hostfs import SafeRoot
     dirs = [*([python.bin_dir] if python.bin_dir else []), *map(Path, BASE_PATH.split(":"))]
     tree = SafeRoot(repo)
 
     def which(name: str) -> str | None:
+        from codeloop.verify.pyvenv import under_any
+        from codeloop.workspace.errors import UnsafePath
         for directory in dirs:
             if under_any(directory, [repo]):
                 try:
@@ -49,6 +48,12 @@ def env_which(python: ProjectPython, repo: Path) -> Which:
 
 def project_report(repo: Path) -> dict[str, Any]:
     """What verification will use for `repo`, as data."""
+    from codeloop.config import load_settings
+    from codeloop.session.entry import check_repo
+    from codeloop.session.setup import project_python
+    from codeloop.verify.detect import detect
+    from codeloop.verify.python_env import SYSTEM
+    from codeloop.verify.settings import VerifySettings
     repo = Path(os.path.realpath(check_repo(repo)))
     settings = load_settings(repo)
     try:

@@ -5,28 +5,29 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from codeloop.cli.options import HERE, Repo, deprecated
 from codeloop.cli.safe_text import shown_path, terminal_console
-from codeloop.edit.apply import FileChange, Reader, plan
-from codeloop.edit.formats import detect, parse_patch
 from codeloop.errors import CodeloopError
-from codeloop.workspace.hostfs import SafeRoot
-from codeloop.workspace.paths import confine, relative
+
+if TYPE_CHECKING:
+    from codeloop.edit.apply import FileChange, Reader
 
 
 # The tree is read and written through `SafeRoot`: a path is confined first (a link inside
 # the tree may name a file inside it), then used with no link followed, so a link leading out
 # is refused and a write replaces a file atomically, never writing through a link.
 def _inside(root: Path, rel: str) -> str:
+    from codeloop.workspace.paths import confine, relative
     return relative(root, confine(root, rel))
 
 
 def _reader(root: Path) -> Reader:
+    from codeloop.workspace.hostfs import SafeRoot
     tree = SafeRoot(root)
 
     def read(rel: str) -> bytes | None:
@@ -36,6 +37,7 @@ def _reader(root: Path) -> Reader:
 
 
 def _write(root: Path, change: FileChange) -> None:
+    from codeloop.workspace.hostfs import SafeRoot
     tree, rel = SafeRoot(root), _inside(root, change.path)
     if change.after is None:
         if tree.is_dir(rel) or not tree.remove(rel):
@@ -54,6 +56,8 @@ def patch_command(
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
 ) -> None:
     """Apply SEARCH/REPLACE blocks, a unified diff or a patch envelope: all files or none."""
+    from codeloop.edit.apply import plan
+    from codeloop.edit.formats import detect, parse_patch
     if old_path is not None:
         deprecated("--path", "--file FILE")
         file = file or old_path

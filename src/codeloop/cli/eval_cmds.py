@@ -5,29 +5,24 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from codeloop.cli.eval_output import OUTCOME_STYLE, option_directory, record_results
-from codeloop.cli.eval_report_cmds import register_reports
-from codeloop.cli.eval_suite_cmds import register_suite
 from codeloop.cli.options import RayAddress, Roles, deprecated, roles_flag
 from codeloop.cli.safe_text import shown, terminal_console
-from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
-from codeloop.eval.suite.run import recorded_ids
-from codeloop.eval.swebench.evaluate import InstanceResult, summarize
-from codeloop.eval.swebench.instances import load_instances
-from codeloop.eval.swebench.run import SwebenchRun, run_instance
-from codeloop.fleet.eval_dispatch import on_cluster
+
+if TYPE_CHECKING:
+    from codeloop.eval.swebench.evaluate import InstanceResult
 
 console = terminal_console()
 
 
 def _table(results: list[InstanceResult]) -> Table:
+    from codeloop.cli.eval_output import OUTCOME_STYLE
     table = Table(title="SWE-bench", show_lines=False)
     for column in ("instance", "outcome", "steps", "tools", "failed", "agent s", "judge s",
                    "reason"):
@@ -83,6 +78,13 @@ def swebench(
     roles: Roles = None,
 ) -> None:
     """Run SWE-bench instances: build each environment, run the agent, judge its diff."""
+    from codeloop.cli.eval_output import option_directory, record_results
+    from codeloop.config import load_settings
+    from codeloop.eval.suite.run import recorded_ids
+    from codeloop.eval.swebench.evaluate import summarize
+    from codeloop.eval.swebench.instances import load_instances
+    from codeloop.eval.swebench.run import SwebenchRun, run_instance
+    from codeloop.fleet.eval_dispatch import on_cluster
     if old_repo:
         # `--repo` names a repository's directory everywhere else.
         deprecated("codeloop eval swebench --repo TEXT", "--repo-name TEXT")
@@ -128,6 +130,8 @@ def swebench(
 
 
 def register(app: typer.Typer) -> None:
+    from codeloop.cli.eval_report_cmds import register_reports
+    from codeloop.cli.eval_suite_cmds import register_suite
     eval_app = typer.Typer(help="Evaluate the agent on benchmark suites.", no_args_is_help=True)
     eval_app.command("swebench")(swebench)
     register_suite(eval_app)

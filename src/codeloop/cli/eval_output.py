@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from codeloop.cli.safe_text import shown, terminal_console
 from codeloop.errors import CodeloopError
-from codeloop.eval.swebench.evaluate import InstanceResult
+
+if TYPE_CHECKING:
+    from codeloop.eval.swebench.evaluate import InstanceResult
 
 console = terminal_console()
 OUTCOME_STYLE = {"resolved": "green", "not_resolved": "red", "env_unavailable": "yellow"}

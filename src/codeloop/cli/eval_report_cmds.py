@@ -5,19 +5,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from codeloop.cli.safe_text import markup_safe, terminal_console
 from codeloop.errors import CodeloopError
-from codeloop.eval.compare import compare
-from codeloop.eval.gate import Thresholds, gate
-from codeloop.eval.records import Record, load_run
-from codeloop.eval.report import html_report, markdown_report, summary
-from codeloop.server.viewer_page import standalone_viewer
-from codeloop.session.export import TrajectoryError, read_trajectory
+
+if TYPE_CHECKING:
+    from codeloop.eval.records import Record
 
 console = terminal_console()
 RunArg = Annotated[Path, typer.Argument(metavar="RUN", help="A run's JSONL records (or a directory of them).")]
@@ -35,6 +32,8 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Write a self-contained HTML report (tables and plots) and a Markdown summary of a run."""
+    from codeloop.eval.records import load_run
+    from codeloop.eval.report import html_report, markdown_report, summary
     records = load_run(run)
     name = title or run.stem
     target = out or run.parent / f"{run.stem}-report"
@@ -58,6 +57,7 @@ def report(
 
 def _trajectory_of(record: Record, run: Path) -> dict[str, Any] | None:
     """The record's trajectory, its path taken as given or beside the run's records."""
+    from codeloop.session.export import TrajectoryError, read_trajectory
     given = Path(record.trajectory)
     base = run if run.is_dir() else run.parent
     for path in (given,) if given.is_absolute() else (given, base / given):
@@ -71,6 +71,7 @@ def _trajectory_of(record: Record, run: Path) -> dict[str, Any] | None:
 def viewer_pages(records: list[Record], run: Path, target: Path) -> dict[str, str]:
     """A viewer page per instance whose trajectory can be read, in `target`/trajectories;
     the links by trajectory, relative to the report, so the report directory can move whole."""
+    from codeloop.server.viewer_page import standalone_viewer
     links: dict[str, str] = {}
     used: set[str] = set()
     for record in records:
@@ -97,6 +98,8 @@ def compare_cmd(
 ) -> None:
     """Compare two runs instance by instance: McNemar's test on resolved, bootstrap intervals
     on cost and steps, and the instances that flipped."""
+    from codeloop.eval.compare import compare
+    from codeloop.eval.records import load_run
     result = compare(load_run(a), load_run(b))
     if as_json:
         print(json.dumps(result.to_json()))
@@ -132,6 +135,8 @@ def gate_cmd(
 ) -> None:
     """Fail (exit 1) when RUN resolves fewer instances than the baseline or costs or steps rise
     past the thresholds: a regression gate for CI."""
+    from codeloop.eval.gate import Thresholds, gate
+    from codeloop.eval.records import load_run
     result = gate(load_run(run), load_run(baseline),
                   Thresholds(max_resolved_drop, max_cost_rise, max_steps_rise))
     if as_json:

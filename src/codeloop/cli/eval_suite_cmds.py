@@ -8,22 +8,9 @@ from typing import Annotated
 
 import typer
 
-from codeloop.cli.eval_output import option_directory, record_results
 from codeloop.cli.options import RayAddress, Roles, roles_flag
 from codeloop.cli.safe_text import shown, terminal_console
-from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
-from codeloop.eval.suite.run import (
-    SuiteRun,
-    blank_result,
-    pending,
-    recorded_ids,
-    run_suite,
-    run_task,
-)
-from codeloop.eval.suite.tasks import load_suite
-from codeloop.eval.swebench.evaluate import summarize
-from codeloop.fleet.eval_dispatch import on_cluster
 
 console = terminal_console()
 
@@ -49,6 +36,19 @@ def run(
     roles: Roles = None,
 ) -> None:
     """Run a generic suite: each task's code, a session on its task, the task's tests as judge."""
+    from codeloop.cli.eval_output import option_directory, record_results
+    from codeloop.config import load_settings
+    from codeloop.eval.suite.run import (
+        SuiteRun,
+        blank_result,
+        pending,
+        recorded_ids,
+        run_suite,
+        run_task,
+    )
+    from codeloop.eval.suite.tasks import load_suite
+    from codeloop.eval.swebench.evaluate import summarize
+    from codeloop.fleet.eval_dispatch import on_cluster
     tasks = load_suite(suite)
     if task_id:
         tasks = [t for t in tasks if t.id in set(task_id)]

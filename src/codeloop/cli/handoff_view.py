@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
-from codeloop.handoff.branch import BranchRefused
-from codeloop.handoff.flow import branch_handoff
-from codeloop.session.setup import open_store
-from codeloop.workspace.base import LayeredWorkspace
+
+if TYPE_CHECKING:
+    from codeloop.workspace.base import LayeredWorkspace
 
 console = terminal_console()
 
 
 def show_handoff(session_id: str, ws: LayeredWorkspace, branch: str, commit: bool,
                  per_step: bool, as_json: bool) -> None:
+    from codeloop.handoff.branch import BranchRefused
+    from codeloop.handoff.flow import branch_handoff
+    from codeloop.session.entry import open_store
     try:
         done = branch_handoff(open_store(), session_id, ws, branch, commit, per_step)
     except BranchRefused as exc:

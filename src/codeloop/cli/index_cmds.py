@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -14,9 +14,9 @@ from rich.text import Text
 from codeloop.cli.options import HERE, OldPathOption, OldRepoArgument, Repo, chosen_repo
 from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import CodeloopError
-from codeloop.index.code_search import search_code
-from codeloop.index.exact import grep
-from codeloop.index.service import RepoIndex
+
+if TYPE_CHECKING:
+    from codeloop.index.service import RepoIndex
 
 console = terminal_console()
 
@@ -26,6 +26,7 @@ class NotADirectory(CodeloopError):
 
 
 def _open(path: Path) -> RepoIndex:
+    from codeloop.index.service import RepoIndex
     if not path.is_dir():
         raise NotADirectory(f"{path} is not a directory",
                             "pass the repository's root directory as --repo PATH")
@@ -83,6 +84,7 @@ def search_command(
 ) -> None:
     """Search the code: ranked (default; one file per result, as the agent's search_code
     ranks them), definitions, references, or a regex."""
+    from codeloop.index.exact import grep
     path = chosen_repo(repo, old_path, "--path/-p")
     if regex:
         matches = grep(path, query, limit=limit)
@@ -108,6 +110,7 @@ def search_command(
 
 def _ranked(index: RepoIndex, query: str, limit: int, glob: str | None, as_json: bool) -> None:
     """The agent's `search_code` ranking (`index.code_search`), shown to a person."""
+    from codeloop.index.code_search import search_code
     answer = search_code(index, query, limit, glob)
     rows: list[dict[str, object]] = [
         {"path": r.path, "start_line": r.best.start_line if r.best else None,

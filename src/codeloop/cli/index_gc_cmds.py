@@ -10,8 +10,6 @@ from typing import Annotated
 import typer
 
 from codeloop.cli.safe_text import shown_path, terminal_console
-from codeloop.index import store
-from codeloop.index.registry import prune_indexes
 
 console = terminal_console()
 
@@ -38,6 +36,8 @@ def index_gc(
 ) -> None:
     """Delete the code indexes of directories that are gone (sessions ended by a crash,
     removed checkouts); each index of a directory that still exists stays."""
+    from codeloop.index import store
+    from codeloop.index.registry import prune_indexes
     cache = store.cache_root()
     victims = prune_indexes(cache, views_only=views_only, unrecorded=unrecorded, dry_run=True)
     sizes = {p: _size(p) for p in victims}

@@ -6,23 +6,20 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from codeloop.cli.approve import terminal_approver
-from codeloop.cli.interrupt import ctrl_c_pauses
 from codeloop.cli.render import JsonRenderer, LiveRenderer, diff_view
 from codeloop.cli.safe_text import terminal_console
-from codeloop.config import Settings
 from codeloop.events import SessionPaused, StoredEvent
-from codeloop.llm.roles import make_router
-from codeloop.llm.router import RoleModels
-from codeloop.session.cleanup import end_run
 from codeloop.session.control import Control
-from codeloop.session.runner import MODEL_SILENT
-from codeloop.session.setup import RuntimeParts, build_runner
 from codeloop.session.state import SessionState, fold
-from codeloop.session.store import EventStore
+
+if TYPE_CHECKING:
+    from codeloop.config import Settings
+    from codeloop.llm.router import RoleModels
+    from codeloop.session.store import EventStore
 
 console = terminal_console()
 
@@ -63,6 +60,11 @@ def drive(store: EventStore, session_id: str, repo: Path, settings: Settings,
     """Run (or continue) a session with live output (the logged events after `shown_after`
     first; None: none), its calls routed to `models`; prints the final diff and the next
     step for people."""
+    from codeloop.cli.approve import terminal_approver
+    from codeloop.cli.interrupt import ctrl_c_pauses
+    from codeloop.llm.roles import make_router
+    from codeloop.session.cleanup import end_run
+    from codeloop.session.setup import RuntimeParts, build_runner
     renderer = renderer_for(json_out)
     if shown_after is not None:
         for stored in store.read(session_id, shown_after):
@@ -92,6 +94,7 @@ def drive(store: EventStore, session_id: str, repo: Path, settings: Settings,
 
 def next_steps(out: Console, session_id: str, state: SessionState, diff: str) -> None:
     """The final diff, the figures, and the command that comes next."""
+    from codeloop.session.runner import MODEL_SILENT
     if diff:
         out.rule("final diff")
         out.print(diff_view(diff))

@@ -4,17 +4,16 @@ the MCP servers a session would start, and what they offer."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from codeloop.cli.options import DataDir
 from codeloop.cli.safe_text import print_json, shown, terminal_console
-from codeloop.cli.server_cmds import allowed_roots
-from codeloop.config import data_dir as default_data_dir
-from codeloop.config import load_settings
-from codeloop.mcp.settings import McpSettings
+
+if TYPE_CHECKING:
+    from codeloop.mcp.settings import McpSettings
 
 
 def server_report(settings: McpSettings) -> list[dict[str, Any]]:
@@ -53,6 +52,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve codeloop over MCP on stdin/stdout: tools to start a session, read its status
         and diff, and answer its approvals."""
+        from codeloop.cli.server_cmds import allowed_roots
+        from codeloop.config import data_dir as default_data_dir
         from codeloop.mcp.serve import build_server
 
         server = build_server(data or default_data_dir(), allowed_roots(allow_root or []))
@@ -64,6 +65,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Start the MCP servers of your config, list their tools with the tier each gets, and
         stop them: a check that a server entry works before a session needs it."""
+        from codeloop.config import load_settings
         report = server_report(load_settings().mcp)
         if json_out:
             print_json(report, indent=2)

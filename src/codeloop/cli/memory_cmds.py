@@ -6,7 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.prompt import Confirm
@@ -15,13 +15,11 @@ from rich.text import Text
 
 from codeloop.cli.options import HERE, Repo
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
-from codeloop.config import data_dir, load_settings
 from codeloop.errors import CodeloopError
-from codeloop.memory.records import Memory, MemoryKind, Scope
-from codeloop.session.memory_admin import MemoryAdmin, MemoryFileError, open_admin
-from codeloop.session.setup import session_redactor
-from codeloop.session.store import LOCAL_OWNER
-from codeloop.session.stores import database_url
+
+if TYPE_CHECKING:
+    from codeloop.memory.records import Memory, MemoryKind, Scope
+    from codeloop.session.memory_admin import MemoryAdmin
 
 console = terminal_console()
 memory_app = typer.Typer(help="Your long-term memories: conventions, corrections, episodes.",
@@ -33,6 +31,11 @@ IdsArg = Annotated[list[str], typer.Argument(help="Memory ids (or unique prefixe
 
 def _admin() -> MemoryAdmin:
     # The command line's sessions belong to the local owner: so do its memories.
+    from codeloop.config import data_dir, load_settings
+    from codeloop.session.memory_admin import open_admin
+    from codeloop.session.setup import session_redactor
+    from codeloop.session.store import LOCAL_OWNER
+    from codeloop.session.stores import database_url
     return open_admin(data_dir(), LOCAL_OWNER, session_redactor(load_settings()),
                       database_url=database_url())
 
@@ -150,6 +153,7 @@ def export(repo: Repo = HERE,
 def import_(file: Annotated[Path, typer.Argument(help="A file `codeloop memory export` wrote.")],
             json_out: Json = False) -> None:
     """Add the memories of an export as yours, each checked as `add` checks it."""
+    from codeloop.session.memory_admin import MemoryFileError
     try:
         document = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

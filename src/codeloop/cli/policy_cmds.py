@@ -7,7 +7,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, cast, get_args
+from typing import TYPE_CHECKING, Annotated, Any, cast, get_args
 
 import typer
 from rich.table import Table
@@ -16,16 +16,25 @@ from rich.text import Text
 from codeloop.cli.options import HERE, repo_option
 from codeloop.cli.safe_text import markup_safe, shown, shown_path, terminal_console
 from codeloop.errors import CodeloopError
-from codeloop.policy.engine import PolicyEngine, approval_digest, remember_rule
-from codeloop.policy.network import command_network_reason
-from codeloop.policy.rules import EDIT_TOOLS, READ_TOOLS
-from codeloop.policy.shell import analyse
-from codeloop.tools.base import Tier
+
+if TYPE_CHECKING:
+    from codeloop.tools.base import Tier
 
 policy_app = typer.Typer(help="Check permission rules, hooks and the output scanner.",
                          no_args_is_help=True)
-_TIERS: dict[str, Tier] = {"run": "execute", **{t: "write" for t in EDIT_TOOLS},
-                           **{t: "read" for t in READ_TOOLS}}
+
+
+def _usual_tier(tool: str) -> Tier:
+    """The tier a tool's call has when --tier is not given."""
+    from codeloop.policy.rules import EDIT_TOOLS, READ_TOOLS
+
+    if tool == "run":
+        return "execute"
+    if tool in EDIT_TOOLS:
+        return "write"
+    if tool in READ_TOOLS:
+        return "read"
+    return "external" if tool.startswith("mcp__") else "network"
 
 
 def _configured(repo: Path) -> dict[str, Any]:
@@ -40,6 +49,8 @@ def _configured(repo: Path) -> dict[str, Any]:
 
 
 def _call_args(tool: str, subject: str) -> dict[str, Any]:
+    from codeloop.policy.rules import EDIT_TOOLS, READ_TOOLS
+
     if tool == "run":
         return {"command": subject}
     if tool == "apply_patch":
@@ -70,6 +81,10 @@ def check_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Show how the policy would decide one tool call, and why."""
+    from codeloop.policy.engine import PolicyEngine, approval_digest, remember_rule
+    from codeloop.policy.network import command_network_reason
+    from codeloop.policy.shell import analyse
+    from codeloop.tools.base import Tier
     if not repo.is_dir():
         raise CodeloopError(f"{repo} is not a directory", "pass the repository as --repo PATH")
     data = {} if no_config else _configured(repo)
@@ -84,7 +99,7 @@ def check_command(
     engine.pin_hooks(repo.resolve())
     args = _call_args(tool, subject)
     # An MCP tool's tier comes from its server's annotations, unknown here: the cautious one.
-    call_tier = tier or _TIERS.get(tool, "external" if tool.startswith("mcp__") else "network")
+    call_tier = tier or _usual_tier(tool)
     if call_tier not in get_args(Tier):
         raise CodeloopError(f"unknown tier {call_tier!r}",
                             "use read, write, execute, network or external")
@@ -126,6 +141,7 @@ def scan_command(
     as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
 ) -> None:
     """Scrub and scan text as if a tool had printed it; exit 1 if anything is flagged."""
+    from codeloop.policy.engine import PolicyEngine
     engine = PolicyEngine.from_config({})
     results = []
     for path in files:

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
-from codeloop.cli.workspace_cmds import open_session_workspace
 from codeloop.errors import CodeloopError
-from codeloop.events import PullRequestOpened
-from codeloop.handoff.pr import github_slug, open_pull_request, pull_request
-from codeloop.session.setup import open_store
-from codeloop.session.state import fold
-from codeloop.workspace.base import FileChange
+
+if TYPE_CHECKING:
+    from codeloop.workspace.base import FileChange
 
 err = terminal_console(stderr=True)
 
@@ -23,6 +20,7 @@ err = terminal_console(stderr=True)
 def _changes(session_id: str) -> list[FileChange]:
     """The session's changes from its workspace; none when it has none (the PR then lists
     the files of its branch commit)."""
+    from codeloop.cli.workspace_cmds import open_session_workspace
     try:
         return open_session_workspace(session_id).changes()
     except CodeloopError:
@@ -39,6 +37,10 @@ def pr_cmd(
 ) -> None:
     """Write the pull request for a session: task, plan, what changed, how it was verified
     (tests before and after), what it cost."""
+    from codeloop.events import PullRequestOpened
+    from codeloop.handoff.pr import github_slug, open_pull_request, pull_request
+    from codeloop.session.entry import open_store
+    from codeloop.session.state import fold
     store = open_store()
     row = store.get(session_id)
     events = [e.event for e in store.read(row.id)]

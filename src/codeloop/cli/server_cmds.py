@@ -6,17 +6,16 @@ import ipaddress
 import socket
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from codeloop.cli.options import DataDir, RayAddress
 from codeloop.cli.safe_text import markup_safe, terminal_console
-from codeloop.config import data_dir as default_data_dir
-from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
-from codeloop.server.auth import TokenStore
-from codeloop.server.tenants import DEFAULT_TENANT
+
+if TYPE_CHECKING:
+    from codeloop.server.auth import TokenStore
 
 console = terminal_console(soft_wrap=True)
 
@@ -47,6 +46,7 @@ def is_loopback(host: str) -> bool:
 
 def allowed_roots(flags: list[Path]) -> list[Path]:
     """--allow-root values plus `[server] allowed_roots`; the current directory if none."""
+    from codeloop.config import load_settings
     configured = [Path(r).expanduser() for r in load_settings().server.allowed_roots]
     roots = [*flags, *configured] or [Path.cwd()]
     for root in roots:
@@ -86,6 +86,7 @@ def register(app: typer.Typer) -> None:
         ray: RayAddress = None,
     ) -> None:
         """Serve the API and the web page; sessions left running are resumed."""
+        from codeloop.config import data_dir as default_data_dir
         if not is_loopback(host) and not allow_remote:
             terminal_console(stderr=True).print(
                 f"refusing to listen on {markup_safe(host)}: anyone who can reach it and holds a token could "
@@ -136,6 +137,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Make a new API token for a user of a tenant (recorded in the audit log)."""
         from codeloop.cli.tenant_cmds import cli_operator, open_admin
+        from codeloop.server.tenants import DEFAULT_TENANT
 
         admin = open_admin(data)
         if tenant is not None or not admin.tenants.known(user):

@@ -6,38 +6,18 @@ import json
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from codeloop.cli.live import EXIT_BY_STATUS, drive, render_stored
 from codeloop.cli.options import HERE, Repo, Roles, repo_option, roles_flag
-from codeloop.cli.render import (
-    STATUS_STYLE,
-    diff_view,
-    plan_table,
-    role_budget_table,
-    usage_table,
-)
 from codeloop.cli.safe_text import print_json, shown, shown_path, terminal_console
-from codeloop.cli.trust_cmds import notice_untrusted
-from codeloop.config import load_settings
 from codeloop.errors import CodeloopError
-from codeloop.llm.endpoint import EndpointUnreachable
-from codeloop.llm.factory import check_endpoint, pinned_endpoint
-from codeloop.llm.roles import main_choice, make_role_models, settings_for
-from codeloop.llm.router import RoleModels
-from codeloop.llm.scripted import ScriptedModel, replay_turns
-from codeloop.session.export import logged_diff, read_trajectory, trajectory
-from codeloop.session.resume import with_overrides
-from codeloop.session.role_budgets import role_budget_rows
-from codeloop.session.routing_state import usage_rows
-from codeloop.session.setup import check_repo, open_store, session_dir, start_session
-from codeloop.session.state import fold
-from codeloop.session.store import EventStore
-from codeloop.workspace.factory import open_workspace
+
+if TYPE_CHECKING:
+    from codeloop.session.store import EventStore
 
 console = terminal_console()
 
@@ -50,6 +30,9 @@ def _status(text: str, quiet: bool) -> AbstractContextManager[object]:
 def session_diff(store: EventStore, session_id: str) -> tuple[str, str]:
     """The session's diff and where it came from: its workspace over the repository, or the
     log's own edits when the repository is gone (a deleted temporary checkout, say)."""
+    from codeloop.session.entry import session_dir
+    from codeloop.session.export import logged_diff
+    from codeloop.workspace.factory import open_workspace
     row = store.get(session_id)
     state = session_dir(row.id) / "workspace"
     if not state.exists():
@@ -89,6 +72,11 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Work a task on a repository and hand back a diff for review."""
+        from codeloop.cli.trust_cmds import notice_untrusted
+        from codeloop.config import load_settings
+        from codeloop.llm.factory import check_endpoint, pinned_endpoint
+        from codeloop.llm.roles import main_choice, make_role_models, settings_for
+        from codeloop.session.entry import check_repo, open_store
         repo = check_repo(repo)
         flags = setting_flags(model, base_url, approval_mode, plan_approval, {
             "max_steps": max_steps, "max_cost_usd": max_cost, "max_tokens": max_tokens,
@@ -104,6 +92,11 @@ def register(app: typer.Typer) -> None:
         models = make_role_models(settings)
         # Before the session exists: a server that is not there leaves nothing behind.
         check_endpoint(main.model, settings_for(main, settings))
+        # The session's machinery (index, sandbox, tools) loads once the flags and the model's
+        # server are known to be good: a mistake there is reported without waiting for it.
+        from codeloop.cli.live import EXIT_BY_STATUS, drive
+        from codeloop.session.setup import start_session
+
         store = open_store()
         with _status("reading the repository (the first run on a large one builds its index)",
                      json_out):
@@ -126,6 +119,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Continue a paused or interrupted session from its last complete step, with the
         settings it started with; a flag given here changes that setting from now on."""
+        from codeloop.cli.live import EXIT_BY_STATUS, drive
+        from codeloop.config import load_settings
+        from codeloop.llm.endpoint import EndpointUnreachable
+        from codeloop.llm.factory import check_endpoint
+        from codeloop.llm.roles import main_choice, make_role_models, settings_for
+        from codeloop.session.entry import check_repo, open_store
+        from codeloop.session.resume import with_overrides
+        from codeloop.session.state import fold
         store = open_store()
         row = store.get(session_id)
         state = fold(store.read(row.id))
@@ -161,6 +162,8 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print the sessions as JSON.")] = False,
     ) -> None:
         """List sessions: status, task, steps, cost."""
+        from codeloop.cli.render import STATUS_STYLE
+        from codeloop.session.entry import open_store
         rows = open_store().sessions(status=status)
         if json_out:
             print(json.dumps([r.__dict__ for r in rows], indent=2))
@@ -181,6 +184,12 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Show a session's timeline and its final diff."""
+        from codeloop.cli.live import render_stored
+        from codeloop.cli.render import diff_view, plan_table, role_budget_table, usage_table
+        from codeloop.session.entry import open_store
+        from codeloop.session.role_budgets import role_budget_rows
+        from codeloop.session.routing_state import usage_rows
+        from codeloop.session.state import fold
         store = open_store()
         row = store.get(session_id)
         events = store.read(row.id)
@@ -207,6 +216,8 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE", help="File to write (default stdout).")] = None,
     ) -> None:
         """Write the full trajectory (requests, responses, tools, tokens, cost, timings) as JSON."""
+        from codeloop.session.entry import open_store
+        from codeloop.session.export import trajectory
         store = open_store()
         row = store.get(session_id)
         doc = trajectory(row, store.read(row.id), *session_diff(store, row.id))
@@ -223,6 +234,13 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     ) -> None:
         """Re-run a recorded session, re-issuing its model outputs."""
+        from codeloop.cli.live import EXIT_BY_STATUS, drive
+        from codeloop.config import load_settings
+        from codeloop.llm.router import RoleModels
+        from codeloop.llm.scripted import ScriptedModel, replay_turns
+        from codeloop.session.entry import check_repo, open_store
+        from codeloop.session.export import read_trajectory
+        from codeloop.session.setup import start_session
         doc = read_trajectory(file)
         target = check_repo(repo or Path(doc["session"]["repo"]))
         task = doc["summary"]["task"]

@@ -8,20 +8,16 @@ import getpass
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from codeloop.cli.options import DataDir
 from codeloop.cli.safe_text import markup_safe, terminal_console
-from codeloop.config import data_dir as default_data_dir
-from codeloop.server.access import Principal
-from codeloop.server.admin import Admin
-from codeloop.server.auth import TokenStore
-from codeloop.server.guard import Guard
-from codeloop.server.tenants import TenantStore
-from codeloop.server.usage import DAY_S
-from codeloop.session.stores import database_url, open_event_store
+
+if TYPE_CHECKING:
+    from codeloop.server.access import Principal
+    from codeloop.server.admin import Admin
 
 console = terminal_console(soft_wrap=True)
 tenant_app = typer.Typer(help="Tenants (teams), their users and their limits.",
@@ -33,6 +29,11 @@ TenantOpt = Annotated[str | None, typer.Option("--tenant", metavar="NAME",
 
 
 def open_admin(data: Path | None) -> Admin:
+    from codeloop.config import data_dir as default_data_dir
+    from codeloop.server.admin import Admin
+    from codeloop.server.auth import TokenStore
+    from codeloop.server.tenants import TenantStore
+    from codeloop.session.stores import database_url
     base = data or default_data_dir()
     tenants = TenantStore(base, database_url())
     admin = Admin(tenants, TokenStore(base, tenants.db))
@@ -42,6 +43,7 @@ def open_admin(data: Path | None) -> Admin:
 
 def cli_operator() -> Principal:
     """The person at the command line, named in the audit log by their system user."""
+    from codeloop.server.access import Principal
     return Principal(f"cli:{getpass.getuser()}", None, "operator")
 
 
@@ -163,6 +165,10 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOut = False,
     ) -> None:
         """Calls, tokens and dollars per tenant, user, model and day, from the event log."""
+        from codeloop.config import data_dir as default_data_dir
+        from codeloop.server.guard import Guard
+        from codeloop.server.usage import DAY_S
+        from codeloop.session.stores import open_event_store
         base = data or default_data_dir()
         guard = Guard(open_admin(base).tenants, open_event_store(base))
         rows = guard.meter.rows(time.time() - (days - 1) * DAY_S, tenant=tenant, user=user)

@@ -8,19 +8,15 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.syntax import Syntax
 
 from codeloop.cli.options import HERE, repo_option
 from codeloop.cli.safe_text import markup_safe, terminal_console
-from codeloop.config import data_dir, ignored_project_keys, project_config_path
 from codeloop.errors import ConfigError
-from codeloop.policy.scrub import for_terminal
-from codeloop.project_trust import is_trusted, revoke, trust
-from codeloop.workspace.hostfs import SafeRoot
 
 
 def notice_untrusted(repo: Path, console: Console) -> None:
     """Tell the user which keys of the project's config file are not applied, and why."""
+    from codeloop.config import ignored_project_keys, project_config_path
     ignored = ignored_project_keys(repo)
     if ignored:
         console.print(
@@ -39,6 +35,10 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     ) -> None:
         """Trust this repository's .codeloop/config.toml (hooks, sandbox, model, base_url...)."""
+        from codeloop.config import data_dir, ignored_project_keys, project_config_path
+        from codeloop.policy.scrub import for_terminal
+        from codeloop.project_trust import is_trusted, revoke, trust
+        from codeloop.workspace.hostfs import SafeRoot
         repo = repo.resolve()
         config = project_config_path(repo)
         data = data_dir()
@@ -55,6 +55,8 @@ def register(app: typer.Typer) -> None:
             return
         ignored = ignored_project_keys(repo)
         if not yes:
+            from rich.syntax import Syntax  # pygments: loaded only to show the file
+
             # The repository wrote this file: shown escaped to the person deciding to trust it.
             console.print(Syntax(for_terminal(tree.read_text(config)), "toml"))
             console.print(f"Trusting applies: "

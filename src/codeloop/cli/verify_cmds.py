@@ -5,21 +5,17 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from codeloop.cli.options import HERE, OldRepoArgument, Repo, chosen_repo
 from codeloop.cli.safe_text import shown, terminal_console
-from codeloop.config import data_dir, load_settings
 from codeloop.errors import ConfigError
-from codeloop.session.setup import open_workspace_and_sandbox, project_python
-from codeloop.verify.detect import detect, sandbox_which
-from codeloop.verify.python_env import describe_python
-from codeloop.verify.settings import VerifySettings
-from codeloop.verify.verification import Verification
-from codeloop.verify.verifier import Verifier
+
+if TYPE_CHECKING:
+    from codeloop.verify.verification import Verification
 
 console = terminal_console()
 
@@ -55,6 +51,12 @@ def verify_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Run the tests and checks codeloop would verify edits with; your files are not changed."""
+    from codeloop.config import data_dir, load_settings
+    from codeloop.session.setup import open_workspace_and_sandbox, project_python
+    from codeloop.verify.detect import detect, sandbox_which
+    from codeloop.verify.python_env import describe_python
+    from codeloop.verify.settings import VerifySettings
+    from codeloop.verify.verifier import Verifier
     repo = chosen_repo(repo, old_repo, "`codeloop verify PATH`").resolve()
     if not repo.is_dir():
         raise ConfigError(f"{repo} is not a directory", "pass the repository as --repo PATH")

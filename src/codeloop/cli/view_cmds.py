@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import webbrowser
 from pathlib import Path
 from typing import Annotated
 
@@ -12,14 +11,14 @@ from rich.text import Text
 
 from codeloop.cli.safe_text import shown_path, terminal_console
 from codeloop.errors import CodeloopError
-from codeloop.server.viewer_page import standalone_viewer
-from codeloop.session.export import read_trajectory
 
 console = terminal_console()
 
 
 def write_viewer(trajectory: Path, out: Path) -> None:
     """Read a trajectory file and write its viewer page to `out`."""
+    from codeloop.server.viewer_page import standalone_viewer
+    from codeloop.session.export import read_trajectory
     doc = read_trajectory(trajectory)
     if out.resolve() == trajectory.resolve():
         raise CodeloopError(f"{trajectory} would be overwritten by its own page", "pass --out FILE")
@@ -49,6 +48,8 @@ def view(
     else:
         console.print(Text.assemble("wrote ", shown_path(target)))
     if open_page:
+        import webbrowser
+
         webbrowser.open(target.resolve().as_uri())
 
 

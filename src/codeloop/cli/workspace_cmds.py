@@ -5,22 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from codeloop.cli.handoff_view import show_handoff
-from codeloop.cli.render import diff_view
 from codeloop.cli.safe_text import shown, shown_path, terminal_console
 from codeloop.errors import SessionNotFound
-from codeloop.session.cleanup import drop_view_index
-from codeloop.session.stores import database_url, open_event_store
-from codeloop.workspace.base import LayeredWorkspace
-from codeloop.workspace.errors import WorkspaceError
-from codeloop.workspace.factory import open_workspace
-from codeloop.workspace.locate import event_store_path, session_workspace_dir
+
+if TYPE_CHECKING:
+    from codeloop.workspace.base import LayeredWorkspace
 
 console = terminal_console()
 
@@ -29,6 +24,10 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON
 
 def open_session_workspace(session_id: str) -> LayeredWorkspace:
     """The session's workspace over its repository; SessionNotFound/WorkspaceError if none."""
+    from codeloop.session.stores import database_url, open_event_store
+    from codeloop.workspace.errors import WorkspaceError
+    from codeloop.workspace.factory import open_workspace
+    from codeloop.workspace.locate import event_store_path, session_workspace_dir
     store_path = event_store_path()
     if database_url() is None and not store_path.is_file():
         raise SessionNotFound(f"no sessions yet (no event store at {store_path})",
@@ -54,6 +53,7 @@ def open_session_workspace(session_id: str) -> LayeredWorkspace:
 def diff_cmd(session_id: Annotated[str, typer.Argument(help="The session to review.")],
              as_json: JsonFlag = False) -> None:
     """Show the session's changes against your repository as a git-style diff."""
+    from codeloop.cli.render import diff_view
     ws = open_session_workspace(session_id)
     changes = ws.changes()
     if as_json:
@@ -82,6 +82,8 @@ def apply_cmd(session_id: Annotated[str, typer.Argument(help="The session to app
               as_json: JsonFlag = False) -> None:
     """Write the session's changes into your repository (after a checkpoint `undo` restores),
     or with --branch onto a new branch."""
+    from codeloop.cli.handoff_view import show_handoff
+    from codeloop.workspace.errors import WorkspaceError
     if (commit or per_step) and branch is None:
         raise WorkspaceError("--commit and --per-step need --branch NAME",
                              f"`codeloop apply {session_id} --branch NAME --commit`")
@@ -134,6 +136,7 @@ def undo_cmd(session_id: Annotated[str, typer.Argument(help="The session to undo
 def discard_cmd(session_id: Annotated[str, typer.Argument(help="The session to discard.")]
                 ) -> None:
     """Drop the session's changes; your repository is not touched."""
+    from codeloop.session.cleanup import drop_view_index
     ws = open_session_workspace(session_id)
     count = len(ws.changed_files())
     drop_view_index(ws)

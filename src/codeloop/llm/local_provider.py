@@ -49,8 +49,13 @@ def load_llama(path: Path, options: dict[str, Any]) -> Any:
         check_decodes(path)
     kwargs: dict[str, Any] = {"n_ctx": 4096, "verbose": False}
     kwargs.update({k: v for k, v in options.items()
-                   if k in ("n_ctx", "n_threads", "n_batch", "chat_format", "seed",
-                            "n_gpu_layers")})
+                   if k in ("n_ctx", "n_threads", "n_threads_batch", "n_batch", "chat_format",
+                            "seed", "n_gpu_layers")})
+    # llama.cpp reads a prompt with every CPU unless told otherwise: n_threads caps that too,
+    # so a machine shared with other work is not oversubscribed (spinning threads cost more
+    # CPU than they save there).
+    if "n_threads" in kwargs:
+        kwargs.setdefault("n_threads_batch", kwargs["n_threads"])
     try:
         return Llama(model_path=str(path), **kwargs)
     except (ValueError, RuntimeError) as exc:

@@ -138,11 +138,15 @@ def _encoding() -> Any:
         import quicktok
     except ImportError:
         return None
-    return quicktok.get_encoding("o200k_base")
+    from codeloop.context.tokens import DEFAULT_ENCODING
+
+    # The encoding the context budget counts with: a session has it loaded already, and a
+    # second one (o200k) would cost each process most of a second and ~80 MB more.
+    return quicktok.get_encoding(DEFAULT_ENCODING)
 
 
 def estimate_tokens(text: str) -> int:
-    """Tokens in `text` with the o200k encoding bundled in quicktok; chars/4 without it.
+    """Tokens in `text` with the cl100k encoding bundled in quicktok; chars/4 without it.
 
     An estimate of the server's own count: its model's tokenizer may differ.
     """

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codeloop.config import Settings, data_dir
+from codeloop.config import Settings
 from codeloop.context.tokens import get_counter
 from codeloop.errors import CodeloopError, ConfigError
 from codeloop.events import MemoryRecalled, NetworkHostAllowed, SessionStarted
@@ -35,6 +35,10 @@ from codeloop.sandbox.factory import choose_backend, make_sandbox
 from codeloop.session.authorise import Approver
 from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
+from codeloop.session.entry import RepositoryError as RepositoryError
+from codeloop.session.entry import check_repo as check_repo
+from codeloop.session.entry import open_store as open_store
+from codeloop.session.entry import session_dir as session_dir
 from codeloop.session.explore import ExploreTool
 from codeloop.session.finish_gate import FinishGate
 from codeloop.session.memory import attach_memory, task_recall
@@ -43,7 +47,6 @@ from codeloop.session.prompts import system_prompt
 from codeloop.session.review import ReviewTool
 from codeloop.session.runner import Runner
 from codeloop.session.store import EventStore
-from codeloop.session.stores import open_event_store
 from codeloop.session.verification import VerifierGate
 from codeloop.tools.base import ToolContext
 from codeloop.tools.defaults import default_registry
@@ -56,28 +59,6 @@ from codeloop.verify.settings import VerifySettings
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.safe_git import GitError, git_text
-
-
-class RepositoryError(CodeloopError):
-    """The repository path is missing or unusable."""
-
-
-def open_store(base: Path | None = None) -> EventStore:
-    return open_event_store(base)
-
-
-def session_dir(session_id: str, base: Path | None = None) -> Path:
-    return (base or data_dir()) / "sessions" / session_id
-
-
-def check_repo(repo: Path) -> Path:
-    if not repo.exists():
-        raise RepositoryError(f"repository path {repo} does not exist",
-                              "pass --repo PATH pointing at a directory")
-    if not repo.is_dir():
-        raise RepositoryError(f"repository path {repo} is not a directory",
-                              "pass --repo PATH pointing at a directory")
-    return repo.resolve()
 
 
 def git_head(repo: Path) -> str | None:
