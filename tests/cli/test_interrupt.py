@@ -9,22 +9,31 @@ import os
 import signal
 import subprocess
 import time
+import zlib
 from pathlib import Path
 
-from tests.cli.pty_driver import Action, Screen, run_in_pty
+from tests.cli.pty_driver import Action, Screen, Trigger, run_in_pty
 from tests.cli.test_cli import cli, fix_replies
 from tests.llm.fake_server import FakeProvider, Reply, openai_stream
 from tests.session.helpers import make_repo
 
-# A duration no other test uses, to find the command among processes. Far longer than the
-# pause takes even on a loaded machine (7.5 s seen at load 11), so a command the pause failed
-# to kill shows as a wait of half a minute. The resume re-runs the call (the scripted model
-# re-issues an interrupted call with its recorded arguments); a marker in the workspace makes
-# that second run end at once, and removes itself so the diff stays the fix alone.
-SLEEP = "sleep 31"
+# Far longer than the pause takes even on a loaded machine (7.5 s seen at load 11), so a
+# command the pause failed to kill shows as a wait of half a minute. The resume re-runs the
+# call (the scripted model re-issues an interrupted call with its recorded arguments); a
+# marker in the workspace makes that second run end at once, and removes itself so the diff
+# stays the fix alone.
 PAUSED_WITHIN_S = 20
-LONG_COMMAND = (f"if [ -e .slept ]; then rm .slept; else touch .slept; {SLEEP}; fi; "
-                "echo slept")
+
+
+def _sleep_for(tmp: Path) -> str:
+    """A duration only this test's command uses, to find it among processes: the tests here
+    run side by side on pytest-xdist workers, and one must never signal for another's."""
+    return f"sleep 31.{zlib.crc32(str(tmp).encode()) % 1000:03d}"
+
+
+def _long_command(tmp: Path) -> str:
+    return (f"if [ -e .slept ]; then rm .slept; else touch .slept; {_sleep_for(tmp)}; fi; "
+            "echo slept")
 
 
 def _typed_ctrl_c(times: list[float]) -> Action:
@@ -44,12 +53,12 @@ def _sigint(times: list[float], count: int = 1, gap_s: float = 0.0) -> Action:
     return send
 
 
-def _command_running() -> bool:
-    """Whether the model's long command is running now (inside the sandbox or not)."""
-    return bool(_sleepers())
+def _command_running(tmp: Path) -> Trigger:
+    """Whether the test's long command is running now (inside the sandbox or not)."""
+    return lambda: bool(_sleepers(tmp))
 
 
-def _sleepers() -> list[int]:
+def _sleepers(tmp: Path) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -57,7 +66,7 @@ def _sleepers() -> list[int]:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if cmdline.split(b"\0")[:2] == SLEEP.encode().split(b" "):
+            if cmdline.split(b"\0")[:2] == _sleep_for(tmp).encode().split(b" "):
                 found.append(int(entry))
     return found
 
@@ -81,7 +90,7 @@ def _long_command_script(tmp: Path) -> Path:
     script.write_text(json.dumps([
         {"tool_calls": [{"name": "edit_file", "arguments": {
             "path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
-        {"tool_calls": [{"name": "run", "arguments": {"command": LONG_COMMAND}}]},
+        {"tool_calls": [{"name": "run", "arguments": {"command": _long_command(tmp)}}]},
         {"tool_calls": [{"name": "finish", "arguments": {"summary": "done"}}]},
     ]))
     return script
@@ -126,12 +135,12 @@ def test_ctrl_c_during_a_long_command_kills_it_and_pauses(tmp_path: Path) -> Non
     sent: list[float] = []
     screen = run_in_pty(tmp_path, "run", "fix", "--repo", str(repo), "--model",
                         f"scripted:{script}", timeout=60,
-                        actions=((_command_running, _sigint(sent)),))
+                        actions=((_command_running(tmp_path), _sigint(sent)),))
     took = time.monotonic() - sent[0]
     sid = str(_sessions(tmp_path)[0]["id"])
     _assert_paused_with_hint(screen, sid)
     assert took < PAUSED_WITHIN_S, f"paused {took:.1f} s after Ctrl-C"
-    assert not _sleepers(), "the interrupted command still runs"
+    assert not _sleepers(tmp_path), "the interrupted command still runs"
     events = _events(tmp_path, sid)
     run_started = [e for e in events if e["type"] == "tool_call_started"
                    and e["call"]["name"] == "run"]  # type: ignore[index]
@@ -155,7 +164,7 @@ def test_a_second_ctrl_c_quits_at_once_and_the_session_still_resumes(tmp_path: P
     sent: list[float] = []
     screen = run_in_pty(tmp_path, "run", "fix", "--repo", str(repo), "--model",
                         f"scripted:{script}", timeout=120,
-                        actions=((_command_running, _sigint(sent)),
+                        actions=((_command_running(tmp_path), _sigint(sent)),
                                  (b"pausing session", _sigint(sent))))
     quit_after = time.monotonic() - sent[1]
     sid = str(_sessions(tmp_path)[0]["id"])
@@ -164,7 +173,7 @@ def test_a_second_ctrl_c_quits_at_once_and_the_session_still_resumes(tmp_path: P
     assert quit_after < 1, f"quit {quit_after:.1f} s after the second Ctrl-C"
     assert "+40000 of a long" not in screen.text  # the diff was not waited for
     time.sleep(0.5)  # the sandbox dies with its parent; give the kernel a moment
-    assert not _sleepers(), "the command outlived the CLI"
+    assert not _sleepers(tmp_path), "the command outlived the CLI"
     # Paused, or cut before the pause was written: a whole log either way, and resumable.
     assert _sessions(tmp_path)[0]["status"] in ("paused", "running")
 
