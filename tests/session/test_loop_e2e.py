@@ -108,16 +108,19 @@ def test_context_window_error_stops_cleanly(tmp_path: Path) -> None:
     assert runner.run().status == "context_overflow"
 
 
+# Search, write a new file, then look up the name it defines.
+WRITE_THEN_FIND = [
+    turn(call("search_code", query="calc add")),
+    turn(call("write_file", path="geometry.py",
+              content="def hypotenuse_length(a, b):\n    return (a * a + b * b) ** 0.5\n")),
+    turn({"name": "find_symbol", "arguments": {"name": "hypotenuse_length"}}),
+    turn(call("finish", summary="added")),
+]
+
+
 def test_a_file_written_by_the_agent_is_searchable_at_once(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    script = [
-        turn(call("search_code", query="calc add")),
-        turn(call("write_file", path="geometry.py",
-                  content="def hypotenuse_length(a, b):\n    return (a * a + b * b) ** 0.5\n")),
-        turn({"name": "find_symbol", "arguments": {"name": "hypotenuse_length"}}),
-        turn(call("finish", summary="added")),
-    ]
-    store, runner = new_session(tmp_path, repo, scripted(script))
+    store, runner = new_session(tmp_path, repo, scripted(list(WRITE_THEN_FIND)))
     runner.run()
     found = next(e.event for e in store.read(runner.session_id)
              if e.event.type == "tool_call_finished" and e.event.name == "find_symbol")
@@ -137,14 +140,7 @@ def test_a_file_written_while_the_index_is_still_being_finished_is_searchable_at
 
     monkeypatch.setattr(warmup_module, "share_with_seed", held_share)
     repo = make_repo(tmp_path)
-    script = [
-        turn(call("search_code", query="calc add")),
-        turn(call("write_file", path="geometry.py",
-                  content="def hypotenuse_length(a, b):\n    return (a * a + b * b) ** 0.5\n")),
-        turn({"name": "find_symbol", "arguments": {"name": "hypotenuse_length"}}),
-        turn(call("finish", summary="added")),
-    ]
-    model = scripted(script)
+    model = scripted(list(WRITE_THEN_FIND))
     store, runner = new_session(tmp_path, repo, model,
                                 Settings(sandbox=True, verify_on_finish=False))
     try:
