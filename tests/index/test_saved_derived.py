@@ -35,6 +35,15 @@ def opened(root: Path, cache: Path) -> RepoIndex:
     return index
 
 
+def reopened_origin(root: Path, cache: Path) -> str:
+    """Where the next open's graph came from (`stored`: nothing left to redo)."""
+    index = opened(root, cache)
+    index.graph()
+    origin = index.graph_origin
+    index.close()
+    return origin
+
+
 def assert_as_built(index: RepoIndex) -> None:
     """The graph in use is the one a build from the store's rows gives."""
     graph, fresh = index.graph(), build_graph(index.db)
@@ -111,10 +120,7 @@ def test_a_file_changed_while_closed_has_its_edges_redone_not_the_whole_graph(
     assert index.graph_origin == "stored+updated"
     index.close()
     # Saved again once brought up to date: the next open has nothing to redo.
-    again = opened(repo, cache)
-    again.graph()
-    assert again.graph_origin == "stored"
-    again.close()
+    assert reopened_origin(repo, cache) == "stored"
 
 
 def test_a_file_that_defines_other_names_rebuilds_the_graph(repo: Path,
@@ -146,10 +152,7 @@ def test_a_corrupt_saved_graph_is_rebuilt_and_replaced(repo: Path, tmp_path: Pat
     assert_as_built(index)
     assert index.graph_origin == "built"
     index.close()
-    again = opened(repo, cache)
-    again.graph()
-    assert again.graph_origin == "stored"
-    again.close()
+    assert reopened_origin(repo, cache) == "stored"
 
 
 def test_a_crafted_saved_graph_with_a_valid_checksum_is_not_served(repo: Path,
