@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import bm25s
@@ -97,3 +98,45 @@ def test_removing_many_documents_at_once_is_removing_them_one_by_one() -> None:
     query = terms("apply discount")
     assert dict(at_once.search(query, 9)) == pytest.approx(dict(fresh.search(query, 9)),
                                                            rel=1e-5)
+
+
+def test_a_loaded_index_derives_its_frequencies_only_when_a_document_changes(
+        tmp_path: Path) -> None:
+    # The frequencies are not saved (parsing them was most of a warm open): a search of the
+    # loaded index does without them, and the first change derives them from the matrix.
+    kept = LexicalIndex()
+    kept.build(corpus())
+    kept.save(tmp_path / "lex")
+    assert "df" not in json.loads((tmp_path / "lex" / "lexical.json").read_text())
+    loaded = LexicalIndex.load(tmp_path / "lex")
+    assert loaded is not None
+    query = terms("apply discount to the cart total")
+    assert loaded.search(query, 9) == kept.search(query, 9)
+    assert loaded.frequencies_derived == 0
+    for index in (kept, loaded):
+        index.remove_many(["doc2", "doc4"])
+        index.add("doc0", terms(SOURCES[0]))
+        index.add("doc9", terms("def cart_total(cart): return apply_discount(cart)"))
+    assert loaded.frequencies_derived == 1
+    assert len(loaded) == len(kept)
+    for text in QUERIES:
+        query = terms(text)
+        assert dict(loaded.search(query, 9)) == pytest.approx(dict(kept.search(query, 9)),
+                                                              rel=1e-6)
+
+
+def test_an_index_saved_with_its_frequencies_still_loads(tmp_path: Path) -> None:
+    # The layout before the frequencies were left out: lengths by key, and the frequencies.
+    index = LexicalIndex()
+    index.build(corpus())
+    index.save(tmp_path / "lex")
+    meta = json.loads((tmp_path / "lex" / "lexical.json").read_text())
+    lens = dict(zip(meta["keys"], meta.pop("lengths"), strict=True))
+    (tmp_path / "lex" / "lexical.json").write_text(json.dumps({**meta, "lens": lens,
+                                                               "df": {"apply": 2}}))
+    loaded = LexicalIndex.load(tmp_path / "lex")
+    assert loaded is not None
+    loaded.add("doc0", terms(SOURCES[0]))
+    index.add("doc0", terms(SOURCES[0]))
+    query = terms("apply discount")
+    assert dict(loaded.search(query, 9)) == pytest.approx(dict(index.search(query, 9)), rel=1e-6)

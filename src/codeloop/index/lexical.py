@@ -4,6 +4,11 @@ bm25s scores fast from a sparse matrix but can only be rebuilt whole (seconds on
 repository). Changed documents therefore go to an overlay scored here with the same BM25
 formula, and their old rows in the base are masked; the base is rebuilt when the overlay
 grows past a share of the corpus.
+
+A saved index keeps only what a search needs to be read at open (the keys, the documents'
+lengths, bm25s's memory-mapped matrix); the document frequencies, which only the overlay
+uses, are derived from the matrix when the first document changes (parsing them as JSON was
+~0.15 s of each warm open on sympy).
 """
 
 from __future__ import annotations
@@ -32,12 +37,15 @@ class LexicalIndex:
         self._base_keys: list[str] = []
         self._base_pos: dict[str, int] = {}
         self._dead = np.zeros(0, dtype=bool)
-        self._df: Counter[str] = Counter()
+        # None until a document changes: then the base's, from its matrix (`_frequencies`).
+        self._df: Counter[str] | None = Counter()
         self._total_len = 0
         self._n_docs = 0
         self._overlay: dict[str, tuple[Counter[str], int]] = {}
-        self._base_len: dict[str, int] = {}
+        self._base_lens = np.zeros(0, dtype=np.int64)  # by base position
         self._terms_by_id: list[str] | None = None
+        # Tests read it: how often the frequencies were derived from a loaded matrix.
+        self.frequencies_derived = 0
 
     # --- building -----------------------------------------------------------------------
 
@@ -63,7 +71,7 @@ class LexicalIndex:
                  lens: list[int]) -> None:
         self._base_keys = keys
         self._base_pos = {k: i for i, k in enumerate(keys)}
-        self._base_len = dict(zip(keys, lens, strict=True))
+        self._base_lens = np.asarray(lens, dtype=np.int64)
         self._df = df
         self._total_len = sum(lens)
         self._n_docs = len(keys)
@@ -90,12 +98,33 @@ class LexicalIndex:
                 self._forget(entry[1], entry[0].keys())
         terms = self._base_terms(positions)
         for pos in positions:
-            self._forget(self._base_len.get(self._base_keys[pos], 0), terms.get(pos, []))
+            self._forget(int(self._base_lens[pos]), terms.get(pos, []))
 
     def _forget(self, length: int, distinct_terms: Iterable[str]) -> None:
         self._n_docs -= 1
         self._total_len -= length
-        self._df.subtract(distinct_terms)
+        self._frequencies().subtract(distinct_terms)
+
+    def _frequencies(self) -> Counter[str]:
+        """The document frequencies, derived from the base matrix on first use after a load:
+        a term's frequency is the number of documents in its column."""
+        if self._df is None:
+            per_term: list[int] = []
+            if self._base is not None:
+                per_term = np.diff(np.asarray(self._base.scores["indptr"])).tolist()
+            self._df = Counter(dict(zip(self._vocab_by_id(), per_term, strict=True)))
+            self.frequencies_derived += 1
+        return self._df
+
+    def _vocab_by_id(self) -> list[str]:
+        """The base's terms in id order (the matrix's column order)."""
+        if self._terms_by_id is None:
+            vocab = self._base.vocab_dict if self._base is not None else {}
+            by_id = [""] * len(vocab)
+            for term, term_id in vocab.items():
+                by_id[term_id] = term
+            self._terms_by_id = by_id
+        return self._terms_by_id
 
     def _base_terms(self, positions: list[int]) -> dict[int, list[str]]:
         """The distinct terms of each base document at `positions`, read back from the
@@ -109,21 +138,17 @@ class LexicalIndex:
         wanted[positions] = True
         postings = np.flatnonzero(wanted[indices])
         columns = np.searchsorted(np.asarray(matrix["indptr"]), postings, side="right") - 1
-        if self._terms_by_id is None:
-            by_id = [""] * len(self._base.vocab_dict)
-            for term, term_id in self._base.vocab_dict.items():
-                by_id[term_id] = term
-            self._terms_by_id = by_id
+        by_id = self._vocab_by_id()
         out: dict[int, list[str]] = {}
         for doc, column in zip(indices[postings].tolist(), columns.tolist(), strict=True):
-            out.setdefault(doc, []).append(self._terms_by_id[column])
+            out.setdefault(doc, []).append(by_id[column])
         return out
 
     def add(self, key: str, toks: list[str]) -> None:
         self.remove(key)
         counts = Counter(toks)
         self._overlay[key] = (counts, len(toks))
-        self._df.update(counts.keys())
+        self._frequencies().update(counts.keys())
         self._n_docs += 1
         self._total_len += len(toks)
 
@@ -184,6 +209,7 @@ class LexicalIndex:
         avgdl = self._total_len / max(1, self._n_docs)
         repeats = Counter(query)  # a term said twice counts twice, as in the base index
         wanted = repeats.keys()
+        frequencies = self._frequencies()
         idf: dict[str, float] = {}
         out = []
         for key, (counts, length) in self._overlay.items():
@@ -197,7 +223,7 @@ class LexicalIndex:
             for t in sorted(common):  # a fixed order: the same sum on every run
                 weight = idf.get(t)
                 if weight is None:
-                    df = self._df[t]
+                    df = frequencies[t]
                     weight = idf[t] = math.log(1 + (self._n_docs - df + 0.5) / (df + 0.5))
                 tf = counts[t]
                 # The base's formula (bm25s "lucene": no (k1+1) factor), so a document
@@ -210,11 +236,12 @@ class LexicalIndex:
     # --- persistence --------------------------------------------------------------------
 
     def save(self, directory: Path) -> None:
-        """Save the base index; the overlay is rebuilt from the store on load."""
+        """Save the base index (called right after a build: no overlay, nothing masked); the
+        overlay is rebuilt from the store on load."""
         directory.mkdir(parents=True, exist_ok=True)
         if self._base is not None:
             self._base.save(str(directory / "bm25"), show_progress=False)
-        meta = {"keys": self._base_keys, "df": self._df, "lens": self._base_len}
+        meta = {"keys": self._base_keys, "lengths": self._base_lens.tolist()}
         (directory / "lexical.json").write_text(json.dumps(meta))
 
     @classmethod
@@ -223,17 +250,23 @@ class LexicalIndex:
         try:
             meta = json.loads((directory / "lexical.json").read_text())
             index = cls()
-            index._base_keys = list(meta["keys"])
-            index._df = Counter(meta["df"])
-            index._base_len = {k: int(v) for k, v in meta["lens"].items()}
+            index._base_keys = [str(k) for k in meta["keys"]]
+            if "lengths" in meta:
+                lengths = [int(n) for n in meta["lengths"]]
+            else:  # saved before the lengths were a list: by key, with the frequencies
+                lengths = [int(meta["lens"][k]) for k in index._base_keys]
+            if len(lengths) != len(index._base_keys):
+                return None
+            index._base_lens = np.asarray(lengths, dtype=np.int64)
             if index._base_keys:
                 index._base = bm25s.BM25.load(str(directory / "bm25"), mmap=True)
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             return None
+        index._df = None
         index._base_pos = {k: i for i, k in enumerate(index._base_keys)}
         index._dead = np.zeros(len(index._base_keys), dtype=bool)
         index._n_docs = len(index._base_keys)
-        index._total_len = sum(index._base_len.values())
+        index._total_len = int(index._base_lens.sum())
         return index
 
     def base_keys(self) -> list[str]:
