@@ -1,9 +1,19 @@
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import pathspec
+import pytest
+
 from codeloop.index.languages import detect_language
-from codeloop.index.walker import MAX_FILE_BYTES, is_ignored, is_indexable_content, walk
+from codeloop.index.walker import (
+    MAX_FILE_BYTES,
+    IgnoreFile,
+    is_ignored,
+    is_indexable_content,
+    walk,
+)
 
 
 def write(root: Path, rel: str, data: str | bytes) -> None:
@@ -57,3 +67,33 @@ def test_language_detection() -> None:
     assert detect_language("main.go") == "go"
     assert detect_language("Makefile") == "make"
     assert detect_language("notes.unknownext") == "text"
+
+
+IGNORE_LINES = ["# build output", "", "*.log", "!keep.log", "out/", "/top.txt", "docs/**/gen_*.py",
+                "a/**/b", "**/cache", "name with space", "\\#hash", "*.sw[op]", "!src/out/",
+                "build", "nested/dir/"]
+PATHS = ["x.log", "keep.log", "sub/keep.log", "sub/x.log", "out/", "src/out/", "out/a.py",
+         "top.txt", "sub/top.txt", "docs/a/b/gen_x.py", "docs/gen_y.py", "docs/a/gen.py",
+         "a/b", "a/x/y/b", "a/bb", "cache/", "p/q/cache", "name with space", "#hash",
+         "f.swp", "f.swo", "f.swx", "build", "build/", "x/build/y.py", "nested/dir/",
+         "nested/dir", "other/nested/dir/", "plain.py", "src/app.py", "ünïcode/ö.log"]
+
+
+def test_an_ignore_file_matches_exactly_as_its_patterns_do() -> None:
+    ignore = IgnoreFile.parse(IGNORE_LINES)
+    spec = pathspec.GitIgnoreSpec.from_lines(IGNORE_LINES)
+    assert ignore.any_pattern is not None
+    for path in PATHS:
+        assert ignore.match_file(path) == spec.match_file(path), path
+
+
+def test_a_path_no_pattern_names_is_decided_by_the_single_regex() -> None:
+    class Unasked:
+        def match_file(self, path: str) -> bool:
+            raise AssertionError(f"asked the patterns one by one about {path}")
+
+    ignore = dataclasses.replace(IgnoreFile.parse(IGNORE_LINES), spec=Unasked())  # type: ignore[arg-type]
+    assert not ignore.match_file("src/app.py")
+    assert not ignore.match_file("docs/index.rst")
+    with pytest.raises(AssertionError):
+        ignore.match_file("debug.log")  # named by a pattern: the patterns decide

@@ -43,17 +43,53 @@ class WalkedFile:
     mtime_ns: int
 
 
-Specs = list[tuple[str, pathspec.GitIgnoreSpec]]
+# A named group in a pattern's regex: renamed away in the one regex of all of them (Python's
+# `re` allows a group name once per expression).
+_NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
 
 
-def _load_spec(tree: SafeRoot, rel: str) -> pathspec.GitIgnoreSpec | None:
+@dataclass(frozen=True)
+class IgnoreFile:
+    """One ignore file's patterns, with a single regex of all of them that most paths (which
+    no pattern names) fail in one call: a pattern at a time was most of a warm sweep's walk
+    (36 patterns, 2,000 files on sympy)."""
+
+    spec: pathspec.GitIgnoreSpec
+    any_pattern: re.Pattern[str] | None
+
+    @classmethod
+    def parse(cls, lines: list[str]) -> IgnoreFile:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        branches = []
+        for pattern in spec.patterns:
+            if getattr(pattern, "include", None) is None:
+                continue  # a comment or blank line: matches nothing
+            regex = getattr(pattern, "regex", None)
+            text = regex.pattern if isinstance(regex, re.Pattern) else None
+            if (not isinstance(regex, re.Pattern) or not isinstance(text, str)
+                    or not text.startswith("^") or "(?P=" in text or regex.flags != re.UNICODE):
+                return cls(spec, None)  # not a form the single regex can hold: no shortcut
+            branches.append("(?:" + _NAMED_GROUP.sub("(?:", text[1:]) + ")")
+        return cls(spec, re.compile("|".join(branches)) if branches else None)
+
+    def match_file(self, path: str) -> bool:
+        """Whether the patterns ignore `path` (a directory's ending in "/")."""
+        if self.any_pattern is not None and self.any_pattern.match(path) is None:
+            return False  # no pattern matches at all, so none ignores it (nor re-includes)
+        return bool(self.spec.match_file(path))
+
+
+Specs = list[tuple[str, IgnoreFile]]
+
+
+def _load_spec(tree: SafeRoot, rel: str) -> IgnoreFile | None:
     """An ignore file's patterns; a link in its place (or on the way) is no ignore file."""
     try:
         data = tree.read_if_file(rel)
     except OSError:
         return None
     lines = data.decode("utf-8", "replace").splitlines() if data else []
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    return IgnoreFile.parse(lines) if lines else None
 
 
 def _base_specs(tree: SafeRoot) -> Specs:
