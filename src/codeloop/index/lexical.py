@@ -6,9 +6,9 @@ formula, and their old rows in the base are masked; the base is rebuilt when the
 grows past a share of the corpus.
 
 A saved index keeps only what a search needs to be read at open (the keys, the documents'
-lengths, bm25s's memory-mapped matrix); the document frequencies, which only the overlay
-uses, are derived from the matrix when the first document changes (parsing them as JSON was
-~0.15 s of each warm open on sympy).
+lengths, bm25s's memory-mapped matrix, the vocabulary memory-mapped and sorted: `vocab`); the
+document frequencies, which only the overlay uses, are derived from the matrix when the
+first document changes (parsing them as JSON was ~0.15 s of each warm open on sympy).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import bm25s
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
+
+from codeloop.index.vocab import SortedVocab, save_vocab
 
 K1 = 1.5
 B = 0.75
@@ -185,7 +187,8 @@ class LexicalIndex:
         one gather and one bincount instead of a slow `np.add.at` per query term."""
         assert self._base is not None
         vocab = self._base.vocab_dict
-        repeats = Counter(vocab[t] for t in query if t in vocab)
+        found = (vocab.get(t) for t in query)  # one lookup a term: a saved vocab bisects
+        repeats = Counter(i for i in found if i is not None)
         if not repeats:
             return None
         matrix = self._base.scores
@@ -241,6 +244,7 @@ class LexicalIndex:
         directory.mkdir(parents=True, exist_ok=True)
         if self._base is not None:
             self._base.save(str(directory / "bm25"), show_progress=False)
+            save_vocab(directory / "bm25", self._base.vocab_dict)
         meta = {"keys": self._base_keys, "lengths": self._base_lens.tolist()}
         (directory / "lexical.json").write_text(json.dumps(meta))
 
@@ -259,7 +263,11 @@ class LexicalIndex:
                 return None
             index._base_lens = np.asarray(lengths, dtype=np.int64)
             if index._base_keys:
-                index._base = bm25s.BM25.load(str(directory / "bm25"), mmap=True)
+                vocab = SortedVocab.load(directory / "bm25")
+                index._base = bm25s.BM25.load(str(directory / "bm25"), mmap=True,
+                                              load_vocab=vocab is None)
+                if vocab is not None:
+                    index._base.vocab_dict = vocab
         except (OSError, ValueError, KeyError, TypeError):
             return None
         index._df = None
