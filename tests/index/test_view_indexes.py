@@ -125,3 +125,36 @@ def test_index_gc_command_reports_what_it_deleted(repo: Path, tmp_path: Path,
     assert main(["index-gc"]) == 0
     assert "deleted 1 index(es)" in capsys.readouterr().out
     assert _names(index_cache_dir) == {store.index_dir(repo).name}
+
+
+def _files_under(directory: Path) -> dict[str, Path]:
+    return {str(p.relative_to(directory)): p for p in directory.rglob("*") if p.is_file()}
+
+
+def test_a_view_index_links_its_seeds_bm25_and_never_writes_through_the_links(
+        repo: Path, tmp_path: Path, index_cache_dir: Path) -> None:
+    _seeded(repo)
+    seed_dir = store.index_dir(repo)
+    index = open_index(_view(repo, tmp_path / "ws"), seed=repo)
+    shared = {name: path for part in ("chunks", "files")
+              for name, path in _files_under(seed_dir / part).items()
+              for name in [f"{part}/{name}"]}
+    assert any(name.endswith("vocab.terms.npy") for name in shared)
+    for name, path in shared.items():  # the same file, not a copy
+        assert (index.dir / name).stat().st_ino == path.stat().st_ino, name
+    assert (index.dir / "index.sqlite").stat().st_ino != (seed_dir / "index.sqlite").stat().st_ino
+    before = {name: (path.stat().st_ino, path.read_bytes()) for name, path in shared.items()}
+
+    # The view's index saves its BM25 indexes again (as after a checkout to another commit)
+    # with a file the repository does not have: the seed's files stay as they were.
+    (index.root / "shop" / "refunds.py").write_text("def refund_order(order):\n    return 0\n")
+    index.notify_changed(["shop/refunds.py"])
+    index._terms.rebuild()
+    assert index.search("refund order")[0].path == "shop/refunds.py"
+    for name, path in shared.items():
+        assert (path.stat().st_ino, path.read_bytes()) == before[name], name
+        assert (index.dir / name).stat().st_ino != path.stat().st_ino, name
+    seed = RepoIndex(repo)
+    assert seed.search("refund order") == []
+    assert seed.search("apply discount")[0].path == "shop/pricing.py"
+    seed.close()

@@ -254,6 +254,10 @@ ALLOWED: dict[str, str] = {
     "codeloop.index.lexical:LexicalIndex.load:*.read_text": "ours: the index dir",
     "codeloop.index.lexical:LexicalIndex.save:*.mkdir": "ours: the index dir",
     "codeloop.index.lexical:LexicalIndex.save:*.write_text": "ours: the index dir",
+    "codeloop.index.lexical:LexicalIndex.save:*.is_dir": "ours: the index dir",
+    "codeloop.index.lexical:LexicalIndex.save:*.rename": "ours: a saved BM25 dir swapped in",
+    "codeloop.index.lexical:LexicalIndex.save:shutil.rmtree": "ours: the temporary and the "
+    "replaced BM25 dirs in the index dir",
     "codeloop.index.registry:open_index:*.exists": "ours: index dirs in the cache",
     "codeloop.index.registry:open_index:*.is_dir": "ours: index dirs in the cache",
     "codeloop.index.embeddings:save_vectors:*.open": "ours: chunk vectors in the index cache",
@@ -270,7 +274,11 @@ ALLOWED: dict[str, str] = {
     "another in the cache",
     "codeloop.index.service:RepoIndex.copy_to:sqlite3.connect": "ours: the copy's index "
     "database in the cache",
-    "codeloop.index.registry:open_index:shutil.copytree": "ours: seeding one index dir from another",
+    "codeloop.index.registry:copy_seed:shutil.copytree": "ours: seeding one index dir from "
+    "another (its BM25 parts hard-linked)",
+    "codeloop.index.registry:copy_seed:*.is_dir": "ours: a seed index dir's BM25 parts",
+    "codeloop.index.registry:copy_seed:shutil.rmtree": "ours: a half-linked BM25 dir of a new "
+    "index dir",
     "codeloop.index.registry:discard_index:*.is_dir": "ours: an index dir",
     "codeloop.index.registry:discard_index:shutil.rmtree": "ours: an index dir",
     "codeloop.index.registry:_prune_locked:*.is_dir": "user: the root an index records (is it gone?)",

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
+import threading
 from array import array
 from collections import Counter
 from collections.abc import Iterable
@@ -240,13 +243,28 @@ class LexicalIndex:
 
     def save(self, directory: Path) -> None:
         """Save the base index (called right after a build: no overlay, nothing masked); the
-        overlay is rebuilt from the store on load."""
-        directory.mkdir(parents=True, exist_ok=True)
-        if self._base is not None:
-            self._base.save(str(directory / "bm25"), show_progress=False)
-            save_vocab(directory / "bm25", self._base.vocab_dict)
-        meta = {"keys": self._base_keys, "lengths": self._base_lens.tolist()}
-        (directory / "lexical.json").write_text(json.dumps(meta))
+        overlay is rebuilt from the store on load.
+
+        Written whole into a new directory that then replaces `directory`: no file of a saved
+        index is ever written again, so a view's index may hard-link its seed's (`registry`),
+        and a crash mid-save leaves the old index, not half of each."""
+        suffix = f"{os.getpid()}.{threading.get_ident()}"
+        fresh = directory.with_name(f".{directory.name}.new.{suffix}")
+        old = directory.with_name(f".{directory.name}.old.{suffix}")
+        shutil.rmtree(fresh, ignore_errors=True)
+        fresh.mkdir(parents=True)
+        try:
+            if self._base is not None:
+                self._base.save(str(fresh / "bm25"), show_progress=False)
+                save_vocab(fresh / "bm25", self._base.vocab_dict)
+            meta = {"keys": self._base_keys, "lengths": self._base_lens.tolist()}
+            (fresh / "lexical.json").write_text(json.dumps(meta))
+            if directory.is_dir():
+                directory.rename(old)
+            fresh.rename(directory)
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
     def load(cls, directory: Path) -> LexicalIndex | None:

@@ -35,12 +35,31 @@ def open_index(root: Path, cache: Path | None = None, seed: Path | None = None,
             if seed is not None and not target.exists():
                 _prune_locked(key[1], views_only=True, unrecorded=False)
             if source is not None and source.is_dir() and not target.exists():
-                shutil.copytree(source, target)
+                copy_seed(source, target)
             index = RepoIndex(root, key[1], background_sweeps=True, seed=seed)
             _OPEN[key] = index
     if sweep and not index.swept:
         index.update()
     return index
+
+
+# The saved BM25 indexes of an index directory: never written again once saved (a save
+# replaces the whole directory, `LexicalIndex.save`), so a view's index shares its seed's.
+SHARED_PARTS = ("chunks", "files")
+
+
+def copy_seed(source: Path, target: Path) -> None:
+    """Make `target` a copy of the index directory `source`: the store copied (the view's
+    index writes to it), the saved BM25 indexes hard-linked (about a third of the bytes on
+    sympy: ~20 ms of a warm start's copy), or copied where links cannot be made."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*SHARED_PARTS))
+    for part in SHARED_PARTS:
+        if (source / part).is_dir():
+            try:
+                shutil.copytree(source / part, target / part, copy_function=os.link)
+            except OSError:  # a file system without hard links
+                shutil.rmtree(target / part, ignore_errors=True)
+                shutil.copytree(source / part, target / part)
 
 
 def share_with_seed(index: RepoIndex, cache: Path | None = None) -> bool:
