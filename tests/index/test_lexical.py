@@ -113,6 +113,7 @@ def test_a_loaded_index_derives_its_frequencies_only_when_a_document_changes(
     query = terms("apply discount to the cart total")
     assert loaded.search(query, 9) == kept.search(query, 9)
     assert loaded.frequencies_derived == 0
+    assert loaded._base_pos is None  # the key -> position map is only made for a change
     for index in (kept, loaded):
         index.remove_many(["doc2", "doc4"])
         index.add("doc0", terms(SOURCES[0]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -247,3 +248,21 @@ def test_an_unchanged_store_opens_without_reconciling_its_term_indexes(
     assert reconciled == [again.root]
     assert [h.path for h in again.search("gift wrapping fee")][:1] == ["shop/pricing.py"]
     again.close()
+
+
+def test_the_checksum_is_a_crc_of_the_blob_and_an_older_one_reads_as_nothing_saved(
+        repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = opened(repo, cache)
+    first.graph()
+    row = first.db.execute("SELECT digest FROM saved WHERE name=?", (graph_store.NAME,)
+                           ).fetchone()
+    assert row[0] == f"crc32:{zlib.crc32(saved_blob(first, graph_store.NAME)):08x}"
+    # A row saved with the earlier checksum (a blake2b hex digest): built again, not served.
+    first.db.execute("UPDATE saved SET digest=? WHERE name=?", ("0" * 32, graph_store.NAME))
+    first.close()
+    index = opened(repo, cache)
+    assert_as_built(index)
+    assert index.graph_origin == "built"
+    index.close()
+    assert reopened_origin(repo, cache) == "stored"

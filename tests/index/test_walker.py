@@ -97,3 +97,22 @@ def test_a_path_no_pattern_names_is_decided_by_the_single_regex() -> None:
     assert not ignore.match_file("docs/index.rst")
     with pytest.raises(AssertionError):
         ignore.match_file("debug.log")  # named by a pattern: the patterns decide
+
+
+def test_an_ignore_file_is_parsed_once_per_content(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, ".gitignore", "*.tmp-once\n")
+    write(tmp_path, "a.py", "x = 1\n")
+    calls = []
+    original = IgnoreFile.parse
+
+    def counted(lines: list[str]) -> IgnoreFile:
+        calls.append(lines)
+        return original(lines)
+
+    monkeypatch.setattr(IgnoreFile, "parse", counted)
+    for _ in range(3):
+        assert [f.rel for f in walk(tmp_path)] == [".gitignore", "a.py"]
+    write(tmp_path, ".gitignore", "*.tmp-once\n*.tmp-twice\n")
+    assert [f.rel for f in walk(tmp_path)] == [".gitignore", "a.py"]
+    assert calls == [["*.tmp-once"], ["*.tmp-once", "*.tmp-twice"]]

@@ -40,7 +40,8 @@ class LexicalIndex:
     def __init__(self) -> None:
         self._base: bm25s.BM25 | None = None
         self._base_keys: list[str] = []
-        self._base_pos: dict[str, int] = {}
+        # Key -> base position, made when a document first changes (not at a load).
+        self._base_pos: dict[str, int] | None = {}
         self._dead = np.zeros(0, dtype=bool)
         # None until a document changes: then the base's, from its matrix (`_frequencies`).
         self._df: Counter[str] | None = Counter()
@@ -75,7 +76,7 @@ class LexicalIndex:
     def _install(self, keys: list[str], model: bm25s.BM25 | None, df: Counter[str],
                  lens: list[int]) -> None:
         self._base_keys = keys
-        self._base_pos = {k: i for i, k in enumerate(keys)}
+        self._base_pos = None
         self._base_lens = np.asarray(lens, dtype=np.int64)
         self._df = df
         self._total_len = sum(lens)
@@ -94,7 +95,7 @@ class LexicalIndex:
         changed files spend most of its index update here."""
         positions = []
         for key in keys:
-            pos = self._base_pos.get(key)
+            pos = self._positions().get(key)
             if pos is not None and not self._dead[pos]:
                 self._dead[pos] = True
                 positions.append(pos)
@@ -104,6 +105,11 @@ class LexicalIndex:
         terms = self._base_terms(positions)
         for pos in positions:
             self._forget(int(self._base_lens[pos]), terms.get(pos, []))
+
+    def _positions(self) -> dict[str, int]:
+        if self._base_pos is None:
+            self._base_pos = {k: i for i, k in enumerate(self._base_keys)}
+        return self._base_pos
 
     def _forget(self, length: int, distinct_terms: Iterable[str]) -> None:
         self._n_docs -= 1
@@ -289,7 +295,7 @@ class LexicalIndex:
         except (OSError, ValueError, KeyError, TypeError):
             return None
         index._df = None
-        index._base_pos = {k: i for i, k in enumerate(index._base_keys)}
+        index._base_pos = None
         index._dead = np.zeros(len(index._base_keys), dtype=bool)
         index._n_docs = len(index._base_keys)
         index._total_len = int(index._base_lens.sum())
