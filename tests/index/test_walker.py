@@ -97,6 +97,10 @@ def test_a_path_no_pattern_names_is_decided_by_the_single_regex() -> None:
     assert not ignore.match_file("docs/index.rst")
     with pytest.raises(AssertionError):
         ignore.match_file("debug.log")  # named by a pattern: the patterns decide
+    # An ignore file of comments only (git's default .git/info/exclude) asks nothing either.
+    comments = dataclasses.replace(IgnoreFile.parse(["# git ls-files --others", ""]),
+                                   spec=Unasked())  # type: ignore[arg-type]
+    assert not comments.match_file("src/app.py")
 
 
 def test_an_ignore_file_is_parsed_once_per_content(tmp_path: Path,

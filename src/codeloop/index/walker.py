@@ -47,6 +47,8 @@ class WalkedFile:
 # A named group in a pattern's regex: renamed away in the one regex of all of them (Python's
 # `re` allows a group name once per expression).
 _NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
+# How pathspec starts the regex of a pattern that matches at any depth (no slash inside).
+_ANY_DEPTH = "(?:.+/)?"
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,9 @@ class IgnoreFile:
     @classmethod
     def parse(cls, lines: list[str]) -> IgnoreFile:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        branches = []
+        # Patterns that may match at any depth all start alike: that start is tried once, not
+        # once per pattern (each try of it scans the path for its slashes).
+        anywhere, rooted = [], []
         for pattern in spec.patterns:
             if getattr(pattern, "include", None) is None:
                 continue  # a comment or blank line: matches nothing
@@ -70,8 +74,15 @@ class IgnoreFile:
             if (not isinstance(regex, re.Pattern) or not isinstance(text, str)
                     or not text.startswith("^") or "(?P=" in text or regex.flags != re.UNICODE):
                 return cls(spec, None)  # not a form the single regex can hold: no shortcut
-            branches.append("(?:" + _NAMED_GROUP.sub("(?:", text[1:]) + ")")
-        return cls(spec, re.compile("|".join(branches)) if branches else None)
+            body = _NAMED_GROUP.sub("(?:", text[1:])
+            if body.startswith(_ANY_DEPTH):
+                anywhere.append(f"(?:{body[len(_ANY_DEPTH):]})")
+            else:
+                rooted.append(f"(?:{body})")
+        if anywhere:
+            rooted.append(f"{_ANY_DEPTH}(?:{'|'.join(anywhere)})")
+        # No pattern at all (only comments): the regex that matches nothing.
+        return cls(spec, re.compile("|".join(rooted) if rooted else "(?!)"))
 
     def match_file(self, path: str) -> bool:
         """Whether the patterns ignore `path` (a directory's ending in "/")."""
