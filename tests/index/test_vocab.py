@@ -8,10 +8,19 @@ import numpy as np
 import pytest
 
 from codeloop.index.lexical import LexicalIndex
+from codeloop.index.service import RepoIndex
 from codeloop.index.terms import terms
-from codeloop.index.vocab import OFFSETS_FILE, TERMS_FILE, SortedVocab, save_vocab
+from codeloop.index.vocab import (
+    HEADS_FILE,
+    OFFSETS_FILE,
+    TERMS_FILE,
+    SortedVocab,
+    save_vocab,
+)
 
-VOCAB = {"zeta": 0, "alpha": 1, "ünïcode": 2, "a": 3, "alphabet": 4, "mid\udcff": 5, "": 6}
+VOCAB = {"zeta": 0, "alpha": 1, "ünïcode": 2, "a": 3, "alphabet": 4, "mid\udcff": 5, "": 6,
+         # Many terms sharing their first eight bytes (and one that is just those bytes).
+         **{f"test_matrix_{n}": 7 + n for n in range(40)}, "test_mat": 99, "test_matr": 100}
 
 
 def test_lookups_find_every_term_and_only_those(tmp_path: Path) -> None:
@@ -22,7 +31,10 @@ def test_lookups_find_every_term_and_only_those(tmp_path: Path) -> None:
     for term, column in VOCAB.items():
         assert vocab[term] == column
         assert term in vocab
-    for absent in ("alph", "alphabets", "zz", "b", "unicode", 3):
+    assert vocab.lookup_many(["test_matrix_17", "test_matrix_", "test_ma", "alpha", "test_mat"]
+                             ) == [24, None, None, 1, 99]
+    for absent in ("alph", "alphabets", "zz", "b", "unicode", "test_matrix_40", "test_matrix",
+                   3):
         assert absent not in vocab
         assert not isinstance(absent, str) or vocab.get(absent) is None
     assert dict(vocab.items()) == VOCAB
@@ -35,6 +47,9 @@ def test_a_vocabulary_that_does_not_add_up_reads_as_none(tmp_path: Path) -> None
     assert SortedVocab.load(tmp_path) is None
     save_vocab(tmp_path, VOCAB)
     np.save(tmp_path / TERMS_FILE, np.array([1.5]))
+    assert SortedVocab.load(tmp_path) is None
+    save_vocab(tmp_path, VOCAB)
+    np.save(tmp_path / HEADS_FILE, np.zeros(3, dtype=np.uint64))
     assert SortedVocab.load(tmp_path) is None
     assert SortedVocab.load(tmp_path / "missing") is None
 
@@ -55,7 +70,7 @@ def test_a_loaded_index_looks_its_query_terms_up_in_the_saved_vocabulary(
     assert isinstance(vocab, SortedVocab)  # not bm25s's JSON, parsed whole
     query = terms("apply discount to the cart items")
     assert loaded.search(query, 3) == built.search(query, 3)
-    assert vocab.lookups == len(query)
+    assert vocab.lookups == len(query)  # in one `lookup_many` with the scores
     # Removing a document walks the vocabulary by column: the same statistics as built.
     for index in (built, loaded):
         index.remove("c")
@@ -73,3 +88,20 @@ def test_an_index_saved_without_the_sorted_vocabulary_still_loads(tmp_path: Path
     assert isinstance(loaded._base.vocab_dict, dict)
     query = terms("apply discount")
     assert loaded.search(query, 3) == built.search(query, 3)
+
+
+def test_a_reopened_index_searches_the_saved_vocabulary_until_it_is_expanded(
+        repo: Path, tmp_path: Path) -> None:
+    first = RepoIndex(repo, tmp_path / "cache")
+    first.update()
+    expected = first.search("apply discount")
+    first.close()
+    index = RepoIndex(repo, tmp_path / "cache")
+    chunks, files = index._terms.searchable()
+    assert chunks._base is not None and files._base is not None
+    assert isinstance(chunks._base.vocab_dict, SortedVocab)
+    assert index.search("apply discount") == expected
+    index.expand_vocabularies()  # as the session's index thread does after the first context
+    assert type(chunks._base.vocab_dict) is dict and type(files._base.vocab_dict) is dict
+    assert index.search("apply discount") == expected
+    index.close()

@@ -366,6 +366,13 @@ class RepoIndex:
         for i in range(0, len(paths), _SQL_BATCH):
             self.definitions_in(paths[i:i + _SQL_BATCH])
 
+    def expand_vocabularies(self) -> None:
+        """Make the BM25 indexes' term lookups dicts (see `LexicalIndex.expand_vocab`)."""
+        with self._lock:
+            indexes = self._terms.searchable()
+        for index in indexes:  # outside the lock: a search meanwhile uses the saved one
+            index.expand_vocab()
+
     def _load_definitions(self, where: str, args: list[str]) -> dict[str, list[SymbolHit]]:
         out: dict[str, list[SymbolHit]] = {}
         for row in self.db.execute("SELECT path, name, kind, start_line, end_line, signature, "

@@ -93,6 +93,7 @@ class ContextFeed:
         self.prepared_after_s = time.monotonic() - self.warmup.started
         self.warmup.ready()
         with contextlib.suppress(CodeloopError, OSError, sqlite3.Error):
+            index.expand_vocabularies()
             index.preload_definitions()
 
     def events(self, state: SessionState) -> list[ContextBuilt]:
