@@ -32,9 +32,10 @@ from codeloop.session.state import SessionState
 
 # How long after the session's index began opening the first model call may be held for
 # the task context, by default (`context_wait_s`): a warm sympy index is open and swept in
-# ~0.55 s at load 5–7 and its first context built in ~0.1 s more (the file graph and commit
-# search come from the store); with the loop's set-up (0.1–0.26 s at that load) the first
-# call still comes within 1 s of the session's start. A cold index is not waited for.
+# 0.17–0.26 s at load 7–9 and its first context built 0.15–0.2 s later (~0.2 s of CPU in
+# all: see docs/benchmarks.md "Session start"), so the wait is the bound for a slow disk or
+# a heavier load; with the loop's set-up (0.17–0.27 s at that load) the first call still
+# comes within 1 s of the session's start. A cold index is not waited for.
 FIRST_WAIT_S = 0.7
 TASK_HEADER = ("# Code context for the task\nFrom codeloop's code index: the files ranked "
                "most relevant to the task, their outlines (`line│ signature`) and the best "
