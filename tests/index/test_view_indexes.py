@@ -158,3 +158,31 @@ def test_a_view_index_links_its_seeds_bm25_and_never_writes_through_the_links(
     assert seed.search("refund order") == []
     assert seed.search("apply discount")[0].path == "shop/pricing.py"
     seed.close()
+
+
+def _as_saved_before(part: Path) -> None:
+    """Turn a saved BM25 index into the layout before this one: frequencies and lengths by
+    key in its JSON, no sorted vocabulary."""
+    for name in ("vocab.terms.npy", "vocab.offsets.npy", "vocab.columns.npy", "vocab.heads.npy"):
+        (part / "bm25" / name).unlink()
+    meta = json.loads((part / "lexical.json").read_text())
+    lens = dict(zip(meta["keys"], meta.pop("lengths"), strict=True))
+    (part / "lexical.json").write_text(json.dumps({**meta, "lens": lens, "df": {"x": 1}}))
+
+
+def test_a_seed_saved_in_the_earlier_layout_is_saved_again_when_a_view_copies_it(
+        repo: Path, tmp_path: Path, index_cache_dir: Path) -> None:
+    _seeded(repo)
+    seed_dir = store.index_dir(repo)
+    for part in ("chunks", "files"):
+        _as_saved_before(seed_dir / part)
+    index = open_index(_view(repo, tmp_path / "ws"), seed=repo)
+    for part in ("chunks", "files"):
+        assert (seed_dir / part / "bm25" / "vocab.terms.npy").is_file()
+        assert "df" not in json.loads((seed_dir / part / "lexical.json").read_text())
+    chunks, _files = index._terms.searchable()
+    assert chunks._base is not None and type(chunks._base.vocab_dict) is not dict
+    assert index.search("apply discount")[0].path == "shop/pricing.py"
+    seed = RepoIndex(repo)
+    assert seed.search("apply discount")[0].path == "shop/pricing.py"
+    seed.close()

@@ -255,6 +255,8 @@ ALLOWED: dict[str, str] = {
     "codeloop.index.lexical:LexicalIndex.save:*.mkdir": "ours: the index dir",
     "codeloop.index.lexical:LexicalIndex.save:*.write_text": "ours: the index dir",
     "codeloop.index.lexical:LexicalIndex.save:*.is_dir": "ours: the index dir",
+    "codeloop.index.lexical:LexicalIndex.upgrade_saved:*.is_dir": "ours: a saved BM25 dir",
+    "codeloop.index.lexical:LexicalIndex.upgrade_saved:*.is_file": "ours: a saved BM25 dir",
     "codeloop.index.lexical:LexicalIndex.save:*.rename": "ours: a saved BM25 dir swapped in",
     "codeloop.index.lexical:LexicalIndex.save:shutil.rmtree": "ours: the temporary and the "
     "replaced BM25 dirs in the index dir",

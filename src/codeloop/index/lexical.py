@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from codeloop.index.vocab import SortedVocab, save_vocab
+from codeloop.index.vocab import TERMS_FILE, SortedVocab, save_vocab
 
 K1 = 1.5
 B = 0.75
@@ -308,6 +308,19 @@ class LexicalIndex:
         index._n_docs = len(index._base_keys)
         index._total_len = int(index._base_lens.sum())
         return index
+
+    @classmethod
+    def upgrade_saved(cls, directory: Path) -> bool:
+        """Save again, in the current layout, an index saved in an earlier one (frequencies
+        in its JSON, no sorted vocabulary: it loads, but as slowly as before); True if it
+        did. Once per index directory: a repository's index made before is only read."""
+        if not (directory / "bm25").is_dir() or (directory / "bm25" / TERMS_FILE).is_file():
+            return False
+        index = cls.load(directory)
+        if index is None:
+            return False
+        index.save(directory)
+        return True
 
     def base_keys(self) -> list[str]:
         return list(self._base_keys)

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from codeloop.index import store
+from codeloop.index.lexical import LexicalIndex
 from codeloop.index.service import RepoIndex
 
 _OPEN: dict[tuple[Path, Path | None], RepoIndex] = {}
@@ -55,6 +56,8 @@ def copy_seed(source: Path, target: Path) -> None:
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(*SHARED_PARTS))
     for part in SHARED_PARTS:
         if (source / part).is_dir():
+            with contextlib.suppress(OSError):  # a read-only cache: the view reads it as is
+                LexicalIndex.upgrade_saved(source / part)
             try:
                 shutil.copytree(source / part, target / part, copy_function=os.link)
             except OSError:  # a file system without hard links
