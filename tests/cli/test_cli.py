@@ -23,6 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 KEPT_SETTINGS = ("CODELOOP_EMBEDDINGS",)
 
 
+def kept_settings() -> dict[str, str]:
+    """The suite's settings a test keeps when it gives a started process an environment of
+    its own making."""
+    return {k: os.environ[k] for k in KEPT_SETTINGS if k in os.environ}
+
+
 def env_for(tmp: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k in KEPT_SETTINGS or not k.startswith(("CODELOOP_", "OPENAI_", "ANTHROPIC_"))}
