@@ -62,11 +62,14 @@ def _private_home_dirs(tmp_path_factory: pytest.TempPathFactory,
         monkeypatch.setenv(var, str(path))
 
 
-@pytest.fixture(autouse=True)
-def _no_embeddings_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def _no_embeddings_unless_asked() -> Iterator[None]:
     """Sessions fuse embeddings when the extra is installed; loading the model costs seconds
-    of CPU, so tests that want it set CODELOOP_EMBEDDINGS themselves."""
-    monkeypatch.setenv("CODELOOP_EMBEDDINGS", "0")
+    of CPU, so tests that want it set CODELOOP_EMBEDDINGS themselves. Set for the whole run,
+    so processes that module-scoped fixtures start (Ray nodes, servers) have it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CODELOOP_EMBEDDINGS", "0")
+        yield
 
 
 @pytest.fixture(autouse=True)

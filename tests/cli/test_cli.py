@@ -18,9 +18,20 @@ from tests.session.helpers import TEST_CMD, make_repo
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# Kept from the suite's environment: conftest turns embeddings off unless a test asks; without
+# it every `codeloop` a test starts would load the embedding model (~4 s of CPU a start).
+KEPT_SETTINGS = ("CODELOOP_EMBEDDINGS",)
+
+
+def kept_settings() -> dict[str, str]:
+    """The suite's settings a test keeps when it gives a started process an environment of
+    its own making."""
+    return {k: os.environ[k] for k in KEPT_SETTINGS if k in os.environ}
+
+
 def env_for(tmp: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CODELOOP_", "OPENAI_", "ANTHROPIC_"))}
+           if k in KEPT_SETTINGS or not k.startswith(("CODELOOP_", "OPENAI_", "ANTHROPIC_"))}
     env.update(HOME=str(tmp / "home"), XDG_CONFIG_HOME=str(tmp / "config"),
                CODELOOP_DATA_DIR=str(tmp / "data"), PYTHONPATH=str(ROOT / "src"),
                COLUMNS="200", **extra)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli.test_cli import kept_settings
 from tests.server.conftest import write_script
 from tests.session.helpers import call, turn
 
@@ -63,7 +64,7 @@ def codeloop(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, timeout=600,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp),
                                "CODELOOP_HOME": str(tmp / "home"),
-                               "PYTHONPATH": ":".join(sys.path)})
+                               "PYTHONPATH": ":".join(sys.path), **kept_settings()})
 
 
 def test_the_oracle_resolves_tasks_of_both_kinds_and_a_rerun_resumes(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from codeloop.config import Settings
 from codeloop.eval.swebench.evaluate import InstanceResult
 from codeloop.eval.swebench.run import SwebenchRun, run_instance
 from codeloop.fleet.eval_dispatch import dispatch
+from tests.cli.test_cli import kept_settings
 from tests.eval.conftest import CALC as SWE_CALC
 from tests.eval.conftest import TESTS as SWE_TESTS
 from tests.eval.conftest import FakeTask, build_task, fake_specs
@@ -37,7 +38,8 @@ def codeloop(tmp: Path, *args: str, cluster: LocalRayCluster | None = None
              ) -> subprocess.Popen[str]:
     """The CLI in a process of its own; with `cluster`, holding its token to join it."""
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "CODELOOP_HOME": str(tmp / "home"),
-           "PYTHONPATH": ":".join(sys.path), **(cluster.driver_env if cluster else {})}
+           "PYTHONPATH": ":".join(sys.path), **(cluster.driver_env if cluster else {}),
+           **kept_settings()}
     return subprocess.Popen([sys.executable, "-m", "codeloop", *args], cwd=tmp, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 

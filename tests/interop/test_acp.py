@@ -24,6 +24,7 @@ from acp.schema import (
 
 from codeloop.session.store import SQLiteEventStore
 from codeloop.workspace.safe_git import git
+from tests.cli.test_cli import KEPT_SETTINGS
 
 pytestmark = pytest.mark.interop
 
@@ -97,7 +98,8 @@ def _env(tmp_path: Path, script: Path | None = None) -> dict[str, str]:
     script = script or _script(tmp_path / "script.json")
     config.write_text(f'model = "scripted:{script}"\n'
                       'verify_on_finish = false\napproval_mode = "ask"\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CODELOOP_")}
+    env = {k: v for k, v in os.environ.items()
+           if k in KEPT_SETTINGS or not k.startswith("CODELOOP_")}
     env.update(PYTHONPATH=str(SRC), XDG_CONFIG_HOME=str(config.parent.parent),
                CODELOOP_DATA_DIR=str(tmp_path / "data"),
                CODELOOP_CACHE_DIR=str(tmp_path / "cache"))

@@ -31,7 +31,8 @@ def _server(tmp: Path, repo: Path, config_text: str = "") -> StdioServerParamete
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("verify_on_finish = false\n" + config_text)
     env = {k: os.environ[k] for k in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
-                                      "CODELOOP_CACHE_DIR") if k in os.environ}
+                                      "CODELOOP_CACHE_DIR", "CODELOOP_EMBEDDINGS")
+           if k in os.environ}
     env["PYTHONPATH"] = f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     return StdioServerParameters(
         command=sys.executable,

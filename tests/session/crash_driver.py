@@ -1,30 +1,41 @@
 """Runs or resumes a scripted session in its own process, optionally SIGKILLing itself at the
-N-th observable point (an appended event, a streamed delta, or inside a command)."""
+N-th observable point (an appended event, a streamed delta, or inside a command).
+
+The test forks these processes from a server that imported this module once (multiprocessing's
+forkserver): a fresh interpreter per process spent most of its CPU importing codeloop again."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 
+from codeloop.index.warmup import wait_for_warmups
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.session.setup import build_runner, open_store, start_session
 from tests.session.helpers import FIX_SCRIPT, settings
 
-POINTS = {"n": 0}
+POINTS = {"n": 0, "kill_at": 0}
 
 
 def point() -> None:
     POINTS["n"] += 1
-    if POINTS["n"] == int(os.environ.get("KILL_AT", "0")):
+    if POINTS["n"] == POINTS["kill_at"]:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def main() -> int:
-    data, repo, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+def drive(data: Path, repo: Path, mode: str, kill_at: int, env: dict[str, str], out: Path) -> None:
+    """One process's run (mode "start") or resume; its output and errors go to `out`, the
+    result as the last line. `env` replaces the environment the forkserver started with."""
+    os.environ.clear()
+    os.environ.update(env)
+    POINTS["kill_at"] = kill_at
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
     # The crash points are in the loop; verification runs would only slow the 100 processes.
     cfg = settings().model_copy(update={"verify_on_finish": False})
     # Longer thoughts give more points inside model streams to kill at.
@@ -53,9 +64,6 @@ def main() -> int:
     runner.ctx.sandbox = KillingSandbox()
     state = runner.run()
     print(json.dumps({"status": state.status, "points": POINTS["n"],
-                      "diff": runner.ctx.workspace.diff()}))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+                      "diff": runner.ctx.workspace.diff()}), flush=True)
+    # What the interpreter's exit hook does; a forked child ends with os._exit, without it.
+    wait_for_warmups()

@@ -3,27 +3,40 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
-import subprocess
-import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from codeloop.session.store import SQLiteEventStore
+from tests.session import crash_driver
 from tests.session.helpers import make_repo
 
-ROOT = Path(__file__).resolve().parents[2]
+
+@dataclass
+class Ended:
+    returncode: int | None
+    output: str
 
 
-def drive(data: Path, repo: Path, mode: str, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KILL_AT": str(kill_at),
-           "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-    return subprocess.run([sys.executable, "-m", "tests.session.crash_driver", str(data),
-                           str(repo), mode], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+def drive(data: Path, repo: Path, mode: str, kill_at: int = 0) -> Ended:
+    """One run or resume in a process of its own, forked from a server that imported the
+    driver once (see crash_driver); the returncode is -9 when it killed itself."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["tests.session.crash_driver"])
+    out = data.parent / f"{mode}.out"
+    proc = ctx.Process(target=crash_driver.drive,
+                       args=(data, repo, mode, kill_at, dict(os.environ), out))
+    proc.start()
+    proc.join(120)
+    if proc.exitcode is None:
+        proc.kill()
+        proc.join()
+    return Ended(proc.exitcode, out.read_text() if out.exists() else "")
 
 
 def check_log(data: Path) -> None:
@@ -47,8 +60,8 @@ def check_log(data: Path) -> None:
 def test_kill_at_fifty_points_then_resume(tmp_path: Path) -> None:
     ref_repo = make_repo(tmp_path / "ref")
     ref = drive(tmp_path / "ref" / "data", ref_repo, "start")
-    assert ref.returncode == 0, ref.stderr
-    reference = json.loads(ref.stdout.splitlines()[-1])
+    assert ref.returncode == 0, ref.output
+    reference = json.loads(ref.output.splitlines()[-1])
     assert reference["status"] == "finished" and "+    return a + b" in reference["diff"]
     total = reference["points"]
     assert total >= 50
@@ -58,10 +71,10 @@ def test_kill_at_fifty_points_then_resume(tmp_path: Path) -> None:
         base = tmp_path / f"k{k}"
         repo = make_repo(base)
         first = drive(base / "data", repo, "start", kill_at=k)
-        assert first.returncode == -9, f"point {k}: not killed ({first.returncode}) {first.stderr}"
+        assert first.returncode == -9, f"point {k}: not killed ({first.returncode}) {first.output}"
         second = drive(base / "data", repo, "resume")
-        assert second.returncode == 0, f"point {k}: resume failed\n{second.stderr}"
-        out = json.loads(second.stdout.splitlines()[-1])
+        assert second.returncode == 0, f"point {k}: resume failed\n{second.output}"
+        out = json.loads(second.output.splitlines()[-1])
         assert out["status"] == "finished", f"point {k}: {out['status']}"
         check_log(base / "data")
         return k, out["diff"]

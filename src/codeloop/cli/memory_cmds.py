@@ -33,7 +33,7 @@ def _admin() -> MemoryAdmin:
     # The command line's sessions belong to the local owner: so do its memories.
     from codeloop.config import data_dir, load_settings
     from codeloop.session.memory_admin import open_admin
-    from codeloop.session.setup import session_redactor
+    from codeloop.session.redaction import session_redactor
     from codeloop.session.store import LOCAL_OWNER
     from codeloop.session.stores import database_url
     return open_admin(data_dir(), LOCAL_OWNER, session_redactor(load_settings()),

@@ -15,7 +15,7 @@ import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,8 +23,12 @@ from numpy.typing import NDArray
 from codeloop.errors import CodeloopError
 from codeloop.index import store
 from codeloop.index.analyse import decode
-from codeloop.index.service import RepoIndex
 from codeloop.workspace.errors import UnsafePath
+
+if TYPE_CHECKING:
+    # Only for annotations: memory commands import this module for the switch and the model,
+    # and the index service brings scipy with it (~0.3 s of CPU at every `codeloop memory`).
+    from codeloop.index.service import RepoIndex
 
 ENV_VAR = "CODELOOP_EMBEDDINGS"
 _CHUNK_CHARS = 2_000  # the model reads at most 512 tokens; longer text only costs time

@@ -27,7 +27,6 @@ from codeloop.memory.instructions import (
 from codeloop.memory.owners import memory_owner
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.hook_pins import pin_hook_files
-from codeloop.policy.redact import Redactor
 from codeloop.sandbox.base import Limits, Sandbox
 from codeloop.sandbox.docker_backend import DockerSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
@@ -44,6 +43,7 @@ from codeloop.session.finish_gate import FinishGate
 from codeloop.session.memory import attach_memory, task_recall
 from codeloop.session.network import NETWORK, SessionNetwork, network_active
 from codeloop.session.prompts import system_prompt
+from codeloop.session.redaction import session_redactor as session_redactor
 from codeloop.session.review import ReviewTool
 from codeloop.session.runner import Runner
 from codeloop.session.store import EventStore
@@ -77,12 +77,6 @@ def public_settings(settings: Settings) -> dict[str, Any]:
     """The settings as recorded in the log: never the key, nor the MCP servers (their `env`
     and `headers` hold tokens; which servers connected is recorded by their own events)."""
     return settings.model_dump(mode="json", exclude={"api_key", "mcp"})
-
-
-def session_redactor(settings: Settings) -> Redactor:
-    """What a session hides from its log and its model: the user's secret-named environment
-    variables, the API key wherever it was configured, and known credential shapes."""
-    return Redactor.from_environment(extra=[("the configured api key", settings.api_key)])
 
 
 def session_registry(settings: Settings, network: bool = False) -> ToolRegistry:
