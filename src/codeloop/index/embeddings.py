@@ -71,6 +71,11 @@ def load_model() -> Any:
     return StaticModel.from_pretrained(str(Path(static_model.__file__).parent / "model"))
 
 
+def model_loaded() -> bool:
+    """Whether this process has loaded the model already (loading costs seconds of CPU)."""
+    return load_model.cache_info().currsize > 0
+
+
 def encode(texts: list[str]) -> NDArray[np.float32]:
     """Unit-length vectors, one row per text."""
     return _unit(np.asarray(load_model().encode(texts), dtype=np.float32))

@@ -47,8 +47,10 @@ class MemoryStore(Protocol):
         None: the caller keeps those of repositories the user may open), newest first."""
         ...
 
-    def recall(self, user: str, repo: str, query: str, k: int) -> list[Hit]:
-        """The memories visible to `user` working on `repo` that best match `query`."""
+    def recall(self, user: str, repo: str, query: str, k: int, *,
+               vectors: bool = True) -> list[Hit]:
+        """The memories visible to `user` working on `repo` that best match `query`
+        (`vectors=False`: by words alone, even where the store embeds)."""
         ...
 
     def mark_used(self, ids: Sequence[str]) -> None:
@@ -135,17 +137,19 @@ class RankedRecall:
     def _rows(self, rowids: Iterable[int]) -> dict[int, Memory]:
         raise NotImplementedError
 
-    def recall(self, user: str, repo: str, query: str, k: int) -> list[Hit]:
+    def recall(self, user: str, repo: str, query: str, k: int, *,
+               vectors: bool = True) -> list[Hit]:
         if k <= 0 or not query.strip():
             return []
         params = {"user": user, "repo": repo, "now": time.time()}
         limit = k * CANDIDATES_PER_HIT
+        use_vectors = self.use_vectors and vectors
         lexical = self._lexical(query, params, limit)
-        semantic = self._semantic(query, params, limit) if self.use_vectors else {}
+        semantic = self._semantic(query, params, limit) if use_vectors else {}
         found = self._rows(set(lexical) | set(semantic))
         candidates = [ranking.Candidate(memory, lexical.get(n, 0.0), semantic.get(n, 0.0),
                                         n in lexical) for n, memory in found.items()]
-        return ranking.rank(query, candidates, k, self.use_vectors)
+        return ranking.rank(query, candidates, k, use_vectors)
 
 
 def new_id() -> str:

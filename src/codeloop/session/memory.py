@@ -15,6 +15,7 @@ from pathlib import Path
 
 from codeloop.config import MemorySettings, Settings
 from codeloop.events import Event, MemoryRecalled, StoredEvent, SystemNote, ToolCallFinished
+from codeloop.index import embeddings
 from codeloop.memory.owners import memory_owner
 from codeloop.memory.records import Memory, MemoryKind, NewMemory, Scope, repo_identity
 from codeloop.memory.store import MemoryStore
@@ -44,12 +45,15 @@ def memory_store_for(store: EventStore, settings: Settings) -> MemoryStore | Non
 
 def task_recall(store: EventStore, settings: Settings, user: str, repo: Path,
                 task: str) -> Recalled:
-    """The memories for the system prompt of a new session on `task` (none when off)."""
+    """The memories for the system prompt of a new session on `task` (none when off).
+
+    By words alone unless the embedding model is already loaded (a server's later
+    sessions): loading it costs seconds of CPU, and the first model call must not wait."""
     memory = memory_store_for(store, settings)
     if memory is None:
         return Recalled()
     return recall(memory, user, repo_identity(repo), task, settings.memory.top_k,
-                  settings.memory.recall_tokens)
+                  settings.memory.recall_tokens, vectors=embeddings.model_loaded())
 
 
 def attach_memory(ctx: ToolContext, store: EventStore, session_id: str, repo: Path,

@@ -61,8 +61,9 @@ def fit(hits: Sequence[Hit], k: int, budget_tokens: int, skip: Sequence[str] = (
 
 
 def recall(store: MemoryStore, user: str, repo: str, query: str, k: int, budget_tokens: int,
-           skip: Sequence[str] = ()) -> Recalled:
+           skip: Sequence[str] = (), *, vectors: bool = True) -> Recalled:
     """Recall for `query`, fit, and mark what was chosen as used."""
-    found = fit(store.recall(user, repo, query, k + len(skip)), k, budget_tokens, skip)
+    found = fit(store.recall(user, repo, query, k + len(skip), vectors=vectors), k,
+                budget_tokens, skip)
     store.mark_used(found.ids)
     return found
