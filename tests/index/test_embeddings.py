@@ -27,6 +27,15 @@ def test_on_when_installed_unless_the_setting_turns_it_off(
     assert not embeddings.enabled()  # not installed: off, without an error
 
 
+def test_only_a_setting_that_names_them_asks_for_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "available", lambda: True)
+    monkeypatch.delenv(embeddings.ENV_VAR, raising=False)
+    assert embeddings.enabled() and not embeddings.asked_for()  # installed is not asked
+    for setting, asked in (("1", True), ("on", True), ("0", False), ("off", False)):
+        monkeypatch.setenv(embeddings.ENV_VAR, setting)
+        assert embeddings.asked_for() is asked
+
+
 def test_asking_for_missing_packages_says_how_to_install(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # A module name that cannot exist stands for an environment without the extra.

@@ -21,6 +21,7 @@ from codeloop.events import (
     ToolCallData,
     ToolCallFinished,
 )
+from codeloop.index import embeddings
 from codeloop.index import store as index_store
 from codeloop.index.registry import open_index
 from codeloop.index.service import RepoIndex
@@ -299,6 +300,25 @@ def test_repository_text_in_the_context_is_fenced_when_it_instructs_and_secrets_
     assert "[UNTRUSTED REPOSITORY CODE" in built.text and "ignore your previous" in built.text
     assert "ghp_0123456789" not in built.text
     assert "ghp_0123456789" not in str(model.requests[0].messages)
+
+
+@pytest.mark.skipif(not embeddings.available(), reason="the `embeddings` extra is not installed")
+def test_the_task_context_fuses_embeddings_only_when_the_setting_asks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Installed is not enough: fused into the task context they lowered localisation recall.
+    repo = shop_repo(tmp_path)
+    warmup = IndexWarmup(repo, repo, lambda v, s, c: open_index(v, c)).start()
+    assert warmup.wait_done(60)
+    budgets = ContextBudgets(300, 0.25, 200)
+    monkeypatch.delenv(embeddings.ENV_VAR, raising=False)
+    plain = ContextFeed(warmup, "apply_discount rounds down", budgets)
+    [first] = plain.events(SessionState())
+    assert first.phase == "task" and not first.embeddings
+    monkeypatch.setenv(embeddings.ENV_VAR, "1")
+    fused = ContextFeed(warmup, "apply_discount rounds down", budgets)
+    [built] = fused.events(SessionState())
+    assert built.embeddings
+    warmup.close()
 
 
 def test_refreshes_stop_once_they_have_spent_the_task_contexts_budget(tmp_path: Path) -> None:

@@ -62,6 +62,15 @@ def enabled() -> bool:
     return True
 
 
+def asked_for() -> bool:
+    """Whether the setting turns embeddings on by name (1, on, true, yes) rather than by the
+    extra being installed. The task context fuses them only then: on the localisation
+    benchmark fusing them lowered recall@5 (0.778 to 0.761 on 347 instances, see
+    docs/benchmarks.md)."""
+    setting = os.environ.get(ENV_VAR, "").strip().lower()
+    return setting in {"1", "on", "true", "yes"} and enabled()
+
+
 @lru_cache(maxsize=1)
 def load_model() -> Any:
     """The static model bundled in tokenlearn-static-model, loaded once per process."""

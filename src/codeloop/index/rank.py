@@ -6,7 +6,7 @@ over the reference graph personalised to those files, path components the text n
 files that past commits with messages like the text's title changed, and the precise
 pointers of `pointers` (traceback frames, dotted module paths, `Class.method` pairs). A
 test file that ranks high passes a share of its score to the module it tests. The head of
-the fused ranking is then reordered by the learnt model of `rerank`.
+the fused ranking is then reordered by the learnt models of `rerank`.
 """
 
 from __future__ import annotations

@@ -77,7 +77,9 @@ class ContextFeed:
         self.budgets = budgets
         self.redactor = redactor or Redactor()
         self.first_wait_s = first_wait_s
-        self.semantic = embeddings.available() and embeddings.enabled()
+        # Only when asked for by name: installed alone, search_code fuses them but the task
+        # context does not (they lowered the localisation benchmark's recall@5).
+        self.semantic = embeddings.available() and embeddings.asked_for()
         self._lock = threading.Lock()
         self._prepared: tuple[TaskContext, float] | None = None
         # Seconds from the session's start to the first context built ahead (benchmarks).
