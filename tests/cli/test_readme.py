@@ -48,7 +48,7 @@ def test_the_first_two_lines_keep_their_shape() -> None:
     assert lines[0] == "# codeloop"
     assert lines[2] == ("Set up and run the main job (an offline demo session): "
                         "`pip install -e '.[dev]' && codeloop demo`")
-    assert lines[3] == "Run the tests: `python -m pytest -q -n 4 --dist loadgroup`"
+    assert lines[3] == "Run the tests: `python -m pytest -q -n 6 --dist loadgroup`"
 
 
 def test_the_command_table_lists_every_command() -> None:
