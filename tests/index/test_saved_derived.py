@@ -45,6 +45,14 @@ def reopened_origin(root: Path, cache: Path) -> str:
     return origin
 
 
+def assert_opens_as_built(root: Path, cache: Path, origin: str) -> None:
+    """The next open serves the graph a build gives, got the way `origin` says."""
+    index = opened(root, cache)
+    assert_as_built(index)
+    assert index.graph_origin == origin
+    index.close()
+
+
 def assert_as_built(index: RepoIndex) -> None:
     """The graph in use is the one a build from the store's rows gives."""
     graph, fresh = index.graph(), build_graph(index.db)
@@ -116,10 +124,7 @@ def test_a_file_changed_while_closed_has_its_edges_redone_not_the_whole_graph(
     RepoIndex(repo, cache).close()
     cart = repo / "shop" / "cart.py"  # the same names defined, another one used
     cart.write_text(cart.read_text().replace("sum(", "VAT_RATE + sum("))
-    index = opened(repo, cache)
-    assert_as_built(index)
-    assert index.graph_origin == "stored+updated"
-    index.close()
+    assert_opens_as_built(repo, cache, "stored+updated")
     # Saved again once brought up to date: the next open has nothing to redo.
     assert reopened_origin(repo, cache) == "stored"
 
@@ -131,10 +136,7 @@ def test_a_file_that_defines_other_names_rebuilds_the_graph(repo: Path,
     (repo / "shop" / "pricing.py").write_text(
         "def apply_discount(amount, percent=0):\n    return amount\n\n\n"
         "def add_item(item):\n    return item\n")
-    index = opened(repo, cache)
-    assert_as_built(index)
-    assert index.graph_origin == "built"
-    index.close()
+    assert_opens_as_built(repo, cache, "built")
 
 
 def test_a_corrupt_saved_graph_is_rebuilt_and_replaced(repo: Path, tmp_path: Path) -> None:
@@ -149,10 +151,7 @@ def test_a_corrupt_saved_graph_is_rebuilt_and_replaced(repo: Path, tmp_path: Pat
     db.commit()
     db.close()
 
-    index = opened(repo, cache)
-    assert_as_built(index)
-    assert index.graph_origin == "built"
-    index.close()
+    assert_opens_as_built(repo, cache, "built")
     assert reopened_origin(repo, cache) == "stored"
 
 
@@ -175,10 +174,7 @@ def test_a_crafted_saved_graph_with_a_valid_checksum_is_not_served(repo: Path,
     pickled = json.dumps(header).encode()
     first.close()
 
-    index = opened(repo, cache)
-    assert_as_built(index)
-    assert index.graph_origin == "built"
-    index.close()
+    assert_opens_as_built(repo, cache, "built")
     forged = len(pickled).to_bytes(8, "little") + pickled + blob[8 + size:]
     with pytest.raises(saved.CorruptSaved):
         saved.unpack(forged)
@@ -261,8 +257,5 @@ def test_the_checksum_is_a_crc_of_the_blob_and_an_older_one_reads_as_nothing_sav
     # A row saved with the earlier checksum (a blake2b hex digest): built again, not served.
     first.db.execute("UPDATE saved SET digest=? WHERE name=?", ("0" * 32, graph_store.NAME))
     first.close()
-    index = opened(repo, cache)
-    assert_as_built(index)
-    assert index.graph_origin == "built"
-    index.close()
+    assert_opens_as_built(repo, cache, "built")
     assert reopened_origin(repo, cache) == "stored"
