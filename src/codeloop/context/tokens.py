@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -66,9 +67,19 @@ class EstimateCounter:
         return (len(text) + 3) // 4
 
 
-@cache
+# A session's index thread and its loop both ask for the counter as it starts: loading the
+# encoding costs ~1 s of CPU, so the second caller waits for the first instead of loading it too.
+_LOADING = threading.Lock()
+
+
 def get_counter(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
     """A counter for `encoding` (cl100k_base, o200k_base); estimated if quicktok is missing."""
+    with _LOADING:
+        return _counter(encoding)
+
+
+@cache
+def _counter(encoding: str) -> TokenCounter:
     try:
         import quicktok
     except ImportError:
