@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from codeloop.index import store
+from codeloop.index.definitions import SQL_BATCH, Definitions
 from codeloop.index.derived import DerivedStructures
 from codeloop.index.graph import FileGraph, files_defining
 from codeloop.index.history import CommitSearch, git_head
@@ -40,7 +41,6 @@ from codeloop.workspace.hostfs import SafeRoot
 
 SWEEP_INTERVAL_S = 5.0
 _MAX_RETRIES = 2
-_SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 # Memos made from the list of indexed paths alone: kept when a file's content changes.
 _PATH_MEMOS = frozenset({"paths", "path_set", "path_suffixes", "path_components",
                          "path_tails", "dotted_modules", "file_stems"})
@@ -77,8 +77,7 @@ class RepoIndex:
         # sympy, in the first context refresh after every edit): the graph gets the edited
         # files' edges again, the definitions their rows; path memos only change with paths.
         # The graph and the commit search are also saved in the store for the next open.
-        self._defs: dict[str, list[SymbolHit]] | None = None
-        self._defs_edited: set[str] = set()
+        self._definitions = Definitions()
         self._generation = 0
         self._memo: dict[str, object] = {}
         self._path_memo: dict[str, object] = {}
@@ -175,7 +174,7 @@ class RepoIndex:
         """After a file's rows changed (under the lock): drop or mark what derives from them."""
         self._generation += 1
         self._memo.clear()
-        self._defs_edited.add(rel)
+        self._definitions.edited(rel)
         if structural:
             self._path_memo.clear()
         self.derived.changed(rel, structural)
@@ -343,28 +342,16 @@ class RepoIndex:
         return self.derived.history_origin
 
     def definitions_in(self, paths: list[str]) -> dict[str, list[SymbolHit]]:
-        """Each path's definitions in line order (loaded when first asked for, edited files
-        again: loading all of sympy's took ~0.2 s of the first task context)."""
+        """Each path's definitions in line order (`definitions.Definitions`)."""
         with self._lock:
-            if self._defs is None:
-                self._defs = {}
-            for path in self._defs_edited:
-                self._defs.pop(path, None)
-            self._defs_edited = set()
-            missing = sorted({p for p in paths if p not in self._defs})
-            for i in range(0, len(missing), _SQL_BATCH):
-                batch = missing[i:i + _SQL_BATCH]
-                self._defs.update({path: [] for path in batch})
-                self._defs.update(self._load_definitions(
-                    f"WHERE path IN ({','.join('?' * len(batch))}) ", batch))
-            return {p: self._defs[p] for p in paths}
+            return self._definitions.lookup(self.db, paths)
 
     def preload_definitions(self) -> None:
         """Load every file's definitions, a batch per hold of the lock: after the first task
         context (later ones, for other files, then load none: ~10 ms of each on sympy)."""
         paths = self.paths()
-        for i in range(0, len(paths), _SQL_BATCH):
-            self.definitions_in(paths[i:i + _SQL_BATCH])
+        for i in range(0, len(paths), SQL_BATCH):
+            self.definitions_in(paths[i:i + SQL_BATCH])
 
     def expand_vocabularies(self) -> None:
         """Make the BM25 indexes' term lookups dicts (see `LexicalIndex.expand_vocab`)."""
@@ -372,13 +359,6 @@ class RepoIndex:
             indexes = self._terms.searchable()
         for index in indexes:  # outside the lock: a search meanwhile uses the saved one
             index.expand_vocab()
-
-    def _load_definitions(self, where: str, args: list[str]) -> dict[str, list[SymbolHit]]:
-        out: dict[str, list[SymbolHit]] = {}
-        for row in self.db.execute("SELECT path, name, kind, start_line, end_line, signature, "
-                                   f"parent FROM defs {where}ORDER BY path, start_line", args):
-            out.setdefault(row[0], []).append(SymbolHit(*row))
-        return out
 
     def files_defining(self, names: Iterable[str]) -> dict[str, list[str]]:
         """Each name's defining files, in path order (none for a name nothing defines)."""
