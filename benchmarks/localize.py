@@ -18,19 +18,17 @@ optional model2vec embeddings, and the embeddings alone, on the same instances.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from localize_aider import AiderMap, aider_span_in_map
+from localize_replay import half_of, replayable, rescored, scores
 from swebench_repos import (
     CodeBm25,
     add_data_options,
@@ -45,13 +43,11 @@ from swebench_repos import (
 
 from codeloop.context.retrieval import build_task_context
 from codeloop.context.tokens import get_counter
-from codeloop.index import embeddings, pointers
+from codeloop.index import embeddings
 from codeloop.index.rank import (
     LEXICAL_DEPTH,
-    Signals,
     fuse,
     fuse_semantic,
-    is_test_path,
     order,
     signals,
 )
@@ -60,14 +56,6 @@ from codeloop.index.term_indexes import keep_tokens_between_rebuilds
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
-AIDER_VENV = CACHE / "aider-venv"
-
-
-def scores(ranked: list[str], gold: list[str]) -> dict[str, float]:
-    out = {f"recall_at_{k}": len(set(ranked[:k]) & set(gold)) / len(gold) for k in (1, 5, 10)}
-    first = next((i for i, p in enumerate(ranked) if p in gold), None)
-    out["mrr"] = 0.0 if first is None else 1.0 / (first + 1)
-    return out
 
 
 def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -95,99 +83,38 @@ def span_lines(index: RepoIndex, spans: dict[str, list[str]]) -> list[tuple[str,
     return out
 
 
-class AiderMap:
-    def __init__(self) -> None:
-        python = AIDER_VENV / "bin" / "python"
-        if not python.exists():
-            raise SystemExit(f"no Aider venv at {AIDER_VENV}: python -m venv {AIDER_VENV} && "
-                             f"{python} -m pip install aider-chat  (or pass --no-aider)")
-        self.proc = subprocess.Popen(
-            [str(python), str(HERE / "aider_repomap_runner.py")], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-
-    def run(self, root: Path, files: list[str], text: str, budget: int,
-            render: bool) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        job = {"root": str(root), "files": files, "text": text, "budget": budget,
-               "render": render}
-        self.proc.stdin.write(json.dumps(job) + "\n")
-        self.proc.stdin.flush()
-        for line in self.proc.stdout:
-            if line.startswith("RESULT "):
-                result: dict[str, Any] = json.loads(line[7:])
-                return result
-        raise RuntimeError("the Aider runner stopped")
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait()
-
-
-def aider_span_in_map(map_text: str, spans: dict[str, list[str]]) -> bool:
-    sections: dict[str, str] = {}
-    current = None
-    for line in map_text.splitlines():
-        if line and not line[0].isspace() and not line.startswith("⋮") and line.endswith(":"):
-            current = line[:-1]
-            sections[current] = ""
-        elif current is not None:
-            sections[current] += line + "\n"
-    for path, names in spans.items():
-        body = sections.get(path, "")
-        for name in names:
-            short = name.rpartition(".")[2]
-            if not re.search(rf"\b(def|class)\s+{re.escape(short)}\b", body):
-                return False
-    return True
-
-
 RANKERS = ("ours", "ours_fusion_only", "ours_embeddings", "embeddings_only", "bm25",
            "aider_repomap")
 
 
-REPLAY_DEPTH = 400  # positions of each list kept for replay: all but the rare long tails
+def baseline_scores(baseline: CodeBm25, text: str, gold: list[str],
+                    span_paths: list[str] | None, budget: int) -> dict[str, float]:
+    """BM25's scores for `text`, and whether whole files in its order within `budget` tokens
+    hold every file of the gold spans (when the instance's spans could be located)."""
+    ranked = baseline.rank(text)
+    out = scores(ranked, gold)
+    if span_paths is not None:
+        included, used = set(), 0
+        for path in ranked:
+            cost = baseline.tokens_of[path]
+            if used + cost <= budget:
+                included.add(path)
+                used += cost
+        out["span_in_context_pct"] = float(all(p in included for p in span_paths))
+    return out
 
 
-def replayable(found: Signals, index: RepoIndex) -> dict[str, Any]:
-    """The ranked lists (cut to REPLAY_DEPTH), the BM25 scores of their kept files (the
-    best score heads its list, so the score shares replay exactly) and each listed file's
-    size (chunks, definitions) and in-degree in the reference graph."""
-    lists = {name: ranked[:REPLAY_DEPTH] for name, ranked in found.lists.items()}
-    kept = {name: {p: round(found.scores[name][p], 4) for p in lists[name]}
-            for name in found.scores}
-    sizes = index.file_sizes()
-    graph = index.graph()
-    indegree = index.memo("indegree", lambda: np.bincount(graph.pair_dst,
-                                                           minlength=len(graph.paths)))
-    listed = {p for ranked in lists.values() for p in ranked}
-    stats = {p: [*sizes.get(p, (0, 0)),
-                 int(indegree[graph.index[p]]) if p in graph.index else 0] for p in listed}
-    return {"lists": lists, "scores": kept, "stats": stats, "tested": found.tested}
-
-
-def load_signals(entry: dict[str, Any]) -> Signals:
-    """The `Signals` a details entry recorded."""
-    recorded = entry["signals"]
-    tested = recorded.get("tested")
-    if tested is None:
-        # Recorded before `Signals.tested`: map the test files among the listed paths (the
-        # ranker maps them among all the repository's paths; the lists hold most of them).
-        listed = sorted({p for ranked in recorded["lists"].values() for p in ranked})
-        stems = pointers._stems(listed, is_test_path)
-        tested = {t: s for t in listed if is_test_path(t)
-                  if (s := pointers.source_files(stems, t))}
-    return Signals(recorded["lists"], recorded["scores"], tested)
-
-
-def rescored(entry: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """`entry`'s scores for our ranking (and for fusion without the learnt reordering) with
-    the recorded lists ranked again (the span figure, which needs the index, is kept)."""
-    found = load_signals(entry)
-    again = scores([p for p, _ in order(found, limit=50)], entry["gold"])
-    if "span_in_context_pct" in entry["ours"]:
-        again["span_in_context_pct"] = entry["ours"]["span_in_context_pct"]
-    return {"ours": again,
-            "ours_fusion_only": scores([p for p, _ in fuse(found, limit=50)], entry["gold"])}
+def _baseline_from_mirror(baseline: CodeBm25, mirrors: Path, row: dict[str, Any],
+                          entry: dict[str, Any], budget: int) -> dict[str, float]:
+    """The BM25 baseline of a recorded instance again, from its base commit's objects."""
+    mirror, why = mirror_of(mirrors, row)
+    if why is not None:
+        raise SystemExit(f"--rescore-baselines: {row['instance_id']}: {why}")
+    baseline.index_commit(mirror, row["base_commit"])
+    # The recorded run located the spans when it scored ours on them.
+    located = "span_in_context_pct" in entry["ours"] and row["expected_spans"]
+    return baseline_scores(baseline, row["problem_statement"], entry["gold"],
+                           list(row["expected_spans"]) if located else None, budget)
 
 
 def _write_details(path: Path | None, entry: dict[str, Any]) -> None:
@@ -207,13 +134,6 @@ def shard(rows: list[dict[str, Any]], which: str) -> list[dict[str, Any]]:
         size = -(-len(repo_rows) // n)
         out.extend(repo_rows[(i - 1) * size:i * size])
     return out
-
-
-def half_of(instance: str) -> str:
-    """The instance's half of the set, by a hash of its id: signals are chosen and tuned on
-    `tune` and judged on `held_out`."""
-    return "tune" if hashlib.blake2b(instance.encode(), digest_size=1).digest()[0] % 2 == 0 \
-        else "held_out"
 
 
 def _per_repo(details: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -259,6 +179,9 @@ def main() -> None:
                         help="with --summary-only: score our ranking again by fusing the "
                              "recorded lists with this version's `rank.fuse` (exact when "
                              "only the fusion changed since the run)")
+    parser.add_argument("--rescore-baselines", action="store_true",
+                        help="with --rescore: compute the BM25 baseline again from each "
+                             "base commit's files in the mirror (no checkout)")
     args = parser.parse_args()
     check_data_options(args)
     if args.embeddings and not embeddings.available():
@@ -275,6 +198,7 @@ def main() -> None:
     aider = None if args.no_aider or args.summary_only else AiderMap()
     details: list[dict[str, Any]] = []
     ours_ms: list[float] = []
+    ready_ms: list[float] = []
     embed_ms: list[float] = []
     skipped: dict[str, str] = {}
     not_run: list[str] = []
@@ -299,9 +223,14 @@ def main() -> None:
             if iid in done:  # resumed run: scores and timings from the details file
                 if args.rescore and "signals" in done[iid]:
                     done[iid].update(rescored(done[iid]))
+                    if args.rescore_baselines:
+                        done[iid]["bm25"] = _baseline_from_mirror(
+                            baseline, args.mirrors, row, done[iid], args.budget)
                 details.append(done[iid])
                 if "rank_and_context_ms" in done[iid]:
                     ours_ms.append(done[iid]["rank_and_context_ms"])
+                if "context_build_ms" in done[iid]:
+                    ready_ms.append(done[iid]["context_build_ms"])
                 if "embedding_rank_ms" in done[iid]:
                     embed_ms.append(done[iid]["embedding_rank_ms"])
                 continue
@@ -334,6 +263,11 @@ def main() -> None:
             fused = order(found, limit=LEXICAL_DEPTH)
             context = build_task_context(index, text, args.budget, counter)
             ours_ms.append((time.perf_counter() - started) * 1000)
+            # The first build after a moved checkout also rebuilt the graph and the commit
+            # index; a session's builds run on an index that has them, as this one does.
+            started = time.perf_counter()
+            build_task_context(index, text, args.budget, counter)
+            ready_ms.append((time.perf_counter() - started) * 1000)
             ranked = [p for p, _ in fused[:50]]
             mine = scores(ranked, gold)
             if spans is not None:
@@ -361,17 +295,9 @@ def main() -> None:
                     scored["aider_repomap"] = earlier["aider_repomap"]
             else:
                 baseline.index(work, paths)
-                bm_ranked = baseline.rank(text)
-                bm = scores(bm_ranked, gold)
-                if spans is not None:
-                    included, used = set(), 0
-                    for path in bm_ranked:
-                        cost = baseline.tokens_of[path]
-                        if used + cost <= args.budget:
-                            included.add(path)
-                            used += cost
-                    bm["span_in_context_pct"] = float(all(p in included for p, _s, _e in spans))
-                scored["bm25"] = bm
+                scored["bm25"] = baseline_scores(
+                    baseline, text, gold, None if spans is None else [p for p, _s, _e in spans],
+                    args.budget)
                 if aider is not None:
                     listed = set(paths)
                     tracked = [f for f in git(["ls-files"], cwd=work).splitlines()
@@ -391,6 +317,7 @@ def main() -> None:
                   + f" | {elapsed / 60:.1f} min, ~{left / 60:.0f} min left", flush=True)
             entry = {"instance": iid, "repo": row["repo"], **scored,
                      "rank_and_context_ms": round(ours_ms[-1], 1),
+                     "context_build_ms": round(ready_ms[-1], 1),
                      # Where a moved checkout's time goes: git, then re-analysing the files
                      # that differ between the two base commits.
                      "checkout_s": round(checkout_s, 2), "update_s": round(update.seconds, 2),
@@ -413,9 +340,11 @@ def main() -> None:
         "rank_and_context_p50_ms": round(statistics.median(ours_ms), 1) if ours_ms else 0.0,
         "rank_and_context_p95_ms": (round(statistics.quantiles(ours_ms, n=20)[18], 1)
                                     if len(ours_ms) > 1 else 0.0),
-        # The session's task context is this build (`session.context_feed`): the issue's key.
-        "context_build_p95_ms": (round(statistics.quantiles(ours_ms, n=20)[18], 1)
-                                 if len(ours_ms) > 1 else 0.0),
+        # The issue's key: the task context (`session.context_feed`) built on a ready index,
+        # over the instances whose run timed it (runs before 2026-11-26 did not).
+        "context_build_p95_ms": (round(statistics.quantiles(ready_ms, n=20)[18], 1)
+                                 if len(ready_ms) > 1 else None),
+        "context_build_instances": len(ready_ms),
         "skipped_instances": len(skipped),
         "skipped": skipped,
         "not_run_instances": len(not_run),

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from localize import half_of, load_signals, scores
+from localize_replay import half_of, load_signals, scores
 from swebench_repos import add_data_options, check_data_options, mirror_of
 
 from codeloop.index import embeddings

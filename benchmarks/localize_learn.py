@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from localize import half_of, load_signals, scores
+from localize_replay import half_of, load_signals, scores
 
 from codeloop.index.rank import fuse, is_test_path
 from codeloop.index.rerank import (

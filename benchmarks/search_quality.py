@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from localize import replayable
+from localize_replay import replayable
 from swebench_repos import (
     CodeBm25,
     add_data_options,
@@ -227,7 +227,7 @@ def main() -> None:
                     "ms": round(ours_ms[-1], 1)}
                 if args.record_signals:
                     entry["gold"] = sorted(gold)
-                    entry["signals"] = replayable(signals(index, query))
+                    entry["signals"] = replayable(signals(index, query), index)
                 if kind in {"identifier", "class_method"}:
                     found = lookup(index, query)
                     entry["symbol_hit"] = float(any(h.path in gold for h in found.hits))

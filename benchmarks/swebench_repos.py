@@ -21,6 +21,7 @@ import bm25s
 
 from codeloop.context.tokens import TokenCounter
 from codeloop.index.languages import detect_language, has_grammar
+from codeloop.index.rank import is_test_path
 from codeloop.index.terms import terms
 
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
@@ -128,8 +129,48 @@ def checkout(mirror: Path, work: Path, commit: str) -> Path:
 
 
 def source_files(paths: list[str]) -> list[str]:
-    """The paths in a programming language (tests included; docs, prose and config not)."""
-    return [p for p in paths if has_grammar(detect_language(p))]
+    """The paths in a programming language, tests left out (docs, prose and config too).
+
+    A SWE-bench gold patch never changes a test file (an instance's tests are its separate
+    `test_patch`), so leaving tests out is the strongest simple choice: on all 347 instances
+    it lifted the baseline's recall@5 from 0.554 to 0.62, and its hit@5 on
+    search_quality.py's queries from 0.595 to 0.653."""
+    return [p for p in paths if has_grammar(detect_language(p)) and not is_test_path(p)]
+
+
+def blobs_at(mirror: Path, commit: str) -> dict[str, str]:
+    """Each file of `commit` in the bare `mirror` and its blob id (read from git's objects,
+    no checkout)."""
+    out: dict[str, str] = {}
+    for line in git([f"--git-dir={mirror}", "ls-tree", "-r", "-z", commit]).split("\0"):
+        if line:
+            meta, path = line.split("\t", 1)
+            _mode, kind, blob = meta.split()
+            if kind == "blob":
+                out[path] = blob
+    return out
+
+
+def read_blobs(mirror: Path, blobs: list[str]) -> dict[str, bytes]:
+    """The contents of `blobs` in one `git cat-file --batch` (a blob the mirror lacks, as
+    mirrors may lack their largest ones, is left out)."""
+    if not blobs:
+        return {}
+    raw = subprocess.run(["git", f"--git-dir={mirror}", "cat-file", "--batch"],
+                         input="".join(b + "\n" for b in blobs).encode(),
+                         capture_output=True, check=True).stdout
+    out: dict[str, bytes] = {}
+    pos = 0
+    for blob in blobs:
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].split()
+        if header[-1] == b"missing":
+            pos = end + 1
+            continue
+        size = int(header[2])
+        out[blob] = raw[end + 1:end + 1 + size]
+        pos = end + 1 + size + 1
+    return out
 
 
 class CodeBm25:
@@ -147,11 +188,23 @@ class CodeBm25:
         self.model: bm25s.BM25 | None = None
 
     def index(self, root: Path, paths: list[str]) -> None:
-        self.paths = source_files(paths)
+        """The source files of a checkout at `root`."""
+        chosen = source_files(paths)
+        self._index(chosen, [(root / path).read_bytes() for path in chosen])
+
+    def index_commit(self, mirror: Path, commit: str) -> None:
+        """The source files of `commit` read from the bare `mirror`, without a checkout."""
+        blobs = blobs_at(mirror, commit)
+        chosen = source_files(sorted(blobs))
+        data = read_blobs(mirror, sorted({blobs[p] for p in chosen}))
+        chosen = [p for p in chosen if blobs[p] in data]
+        self._index(chosen, [data[blobs[p]] for p in chosen])
+
+    def _index(self, paths: list[str], contents: list[bytes]) -> None:
+        self.paths = paths
         docs: list[list[str]] = []
         fresh: dict[bytes, tuple[list[str], int]] = {}
-        for path in self.paths:
-            data = (root / path).read_bytes()
+        for path, data in zip(paths, contents, strict=True):
             key = hashlib.blake2b(data, digest_size=16).digest()
             entry = self._cache.get(key) or fresh.get(key)
             if entry is None:
