@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from codeloop.index.code_search import intent_of
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.tools.base import ToolContext
 from codeloop.tools.search_tools import SearchCode
@@ -78,6 +79,19 @@ def test_source_ranks_before_tests_and_docs(ctx: ToolContext) -> None:
     assert _search(ctx, "discount rate")[0] == "billing/discount.py"
     # Markdown bold is not a path glob.
     assert _search(ctx, "**Describe the bug** discount rate")[0] == "billing/discount.py"
+
+
+def test_markdown_bold_around_a_sentence_is_not_a_glob() -> None:
+    # Issue templates close bold after a full stop ("**Please describe.**"), seen in
+    # search_quality.py's queries: taken as a glob, it kept no file at all.
+    for query in ("**Please describe.** When a system has a single array, it fails",
+                  "**The same problem also causes the discovery error.** I traced it",
+                  "**Note:** the parser drops the element"):
+        assert intent_of(query).glob is None, query
+    for query, glob in (("discount rate tests/*.py", "tests/*.py"), ("rate in *.rst", "*.rst"),
+                        ("cart src/**/*.py", "src/**/*.py"), ("find **/test_*.py", "**/test_*.py"),
+                        ("under docs/**", "docs/**")):
+        assert intent_of(query).glob == glob, query
 
 
 def test_tests_and_docs_rank_high_when_the_query_asks(ctx: ToolContext) -> None:

@@ -37,6 +37,9 @@ FOLDED = 4  # other chunks of a file listed by line range; more are counted
 # A path glob in a query: a word with `*` and a `/` or `.` (`tests/*.py`, `*.rst`), not
 # markdown's `**bold**`.
 _GLOB_WORD = re.compile(r"(?:^|\s)((?=[\w.*/-]*[./])(?=[\w.*/-]*\w)[\w./-]*\*[\w./*-]*)(?=\s|$)")
+# Markdown bold closed after a full stop or opened before a word ("**Please describe.**"):
+# a glob's `**` stands for folders, so it touches a `/` or an end of the word alone.
+_BOLD_EDGE = re.compile(r"[^/]\*\*$|^\*\*[^/]")
 # Words that ask for tests or docs. Not a repository's own name (`pytest`, `sphinx`): in
 # those repositories every other query says it.
 _TEST_WORDS = frozenset({"test", "tests", "testing", "fixture", "fixtures", "conftest"})
@@ -139,8 +142,8 @@ def intent_of(query: str, glob: str | None = None) -> Intent:
     if len(query.split()) > ASKING_MAX_WORDS:
         words = set()
     if glob is None:
-        found = _GLOB_WORD.search(query)
-        glob = found.group(1) if found else None
+        glob = next((m.group(1) for m in _GLOB_WORD.finditer(query)
+                     if not _BOLD_EDGE.search(m.group(1))), None)
     return Intent(tests=bool(words & _TEST_WORDS), docs=bool(words & _DOC_WORDS), glob=glob)
 
 
