@@ -114,6 +114,8 @@ class CodeSearch:
     results: list[FileResult] = field(default_factory=list)
     candidates: int = 0  # files any signal found, before the glob
     semantic: bool = False
+    # Embeddings are on but this repository's are still being computed in the background.
+    semantic_pending: bool = False
 
     def tried(self) -> str:
         """One paragraph saying what the search did, for a model deciding what to try next."""
@@ -124,6 +126,8 @@ class CodeSearch:
                         "paths, the import graph and commit messages")
         if self.semantic:
             signals_used += ", and embeddings"
+        elif self.semantic_pending:
+            signals_used += " (the repository's embeddings are still being computed)"
         said = f"Searched for the terms {', '.join(self.terms[:12])} with {signals_used}."
         if self.intent.glob is not None:
             said += (f" Only paths matching {self.intent.glob!r} were kept; "
@@ -178,10 +182,14 @@ def _rank(index: RepoIndex, answer: CodeSearch, limit: int) -> list[str]:
     priors = answer.intent.prior()
     ranked = fuse(found, LEXICAL_DEPTH, weights=QUERY_WEIGHTS, priors=priors)
     if embeddings.enabled():
-        answer.semantic = True
-        semantic = [p for p, _ in
-                    embeddings.rank_files_semantic(index, answer.query, LEXICAL_DEPTH)]
-        ranked = fuse_semantic(ranked, semantic, LEXICAL_DEPTH, priors=priors)
+        # Never waits: a repository's first embedding takes minutes on a large one.
+        found_semantic = embeddings.rank_files_semantic_ready(index, answer.query,
+                                                              LEXICAL_DEPTH)
+        answer.semantic_pending = found_semantic is None
+        if found_semantic is not None:
+            answer.semantic = True
+            ranked = fuse_semantic(ranked, [p for p, _ in found_semantic], LEXICAL_DEPTH,
+                                   priors=priors)
     answer.candidates = len(ranked)
     stale: list[str] = []
     for path, score in ranked:

@@ -7,8 +7,10 @@ the ranker never calls in here. On when installed; `CODELOOP_EMBEDDINGS=0` turns
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
+import logging
 import os
 import threading
 import weakref
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     # Only for annotations: memory commands import this module for the switch and the model,
     # and the index service brings scipy with it (~0.3 s of CPU at every `codeloop memory`).
     from codeloop.index.service import RepoIndex
+
+log = logging.getLogger(__name__)
 
 ENV_VAR = "CODELOOP_EMBEDDINGS"
 _CHUNK_CHARS = 2_000  # the model reads at most 512 tokens; longer text only costs time
@@ -114,9 +118,10 @@ def _chunk_texts(index: RepoIndex, path: str, spans: list[tuple[int, int]]) -> l
 
 
 def _matrix(index: RepoIndex) -> _Matrix:
-    rows = index.db.execute(
+    # Read under the index's lock (a memo's factory runs under it); the encoding below is not.
+    rows = index.memo("embedding_rows", lambda: index.db.execute(
         "SELECT f.path, f.hash, c.start_line, c.end_line FROM files f "
-        "JOIN chunks c ON c.path = f.path ORDER BY f.path, c.start_line").fetchall()
+        "JOIN chunks c ON c.path = f.path ORDER BY f.path, c.start_line").fetchall())
     spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for path, digest, start, end in rows:
         spans.setdefault((str(path), str(digest)), []).append((int(start), int(end)))
@@ -216,13 +221,83 @@ def _unit(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
     return unit
 
 
-def rank_files_semantic(index: RepoIndex, text: str, limit: int) -> list[tuple[str, float]]:
-    """Files by their best chunk's cosine similarity to `text` (both centred on the
-    repository's mean chunk vector), best first."""
-    matrix = index.memo("embedding_matrix", lambda: _matrix(index))
+# The matrix last built for each index, with the index state it was built from (`_state`),
+# and the thread building one in the background (`rank_files_semantic_ready`).
+_built: weakref.WeakKeyDictionary[RepoIndex, tuple[object, _Matrix]] = (
+    weakref.WeakKeyDictionary())
+_building: weakref.WeakKeyDictionary[RepoIndex, threading.Thread] = weakref.WeakKeyDictionary()
+_BACKGROUND_NICE = 10  # the embedding thread yields the CPU to the session's own work
+
+
+def _state(index: RepoIndex) -> object:
+    """A token that stays the same object until the index's rows next change."""
+    return index.memo("embedding_state", object)
+
+
+def _current(index: RepoIndex) -> _Matrix:
+    """The matrix of the index as it is now, embedding the chunks not embedded yet. Built
+    outside the index's lock: a cold repository takes minutes (sympy's 27,000 chunks about
+    two), and searches and updates go on meanwhile."""
+    state = _state(index)
+    with _lock:
+        built = _built.get(index)
+    if built is not None and built[0] is state:
+        return built[1]
+    matrix = _matrix(index)
+    with _lock:
+        _built[index] = (state, matrix)  # if the index changed meanwhile, the next call rebuilds
+    return matrix
+
+
+def _ranked(matrix: _Matrix, text: str, limit: int) -> list[tuple[str, float]]:
     if not matrix.paths:
         return []
     similarity = matrix.vectors @ _unit(encode([text])[0] - matrix.mean)
     best = np.maximum.reduceat(similarity, matrix.starts)
     order = np.argsort(-best, kind="stable")[:limit]
     return [(matrix.paths[i], float(best[i])) for i in order]
+
+
+def rank_files_semantic(index: RepoIndex, text: str, limit: int) -> list[tuple[str, float]]:
+    """Files by their best chunk's cosine similarity to `text` (both centred on the
+    repository's mean chunk vector), best first; embeds what is missing first."""
+    return _ranked(_current(index), text, limit)
+
+
+def rank_files_semantic_ready(index: RepoIndex, text: str,
+                              limit: int) -> list[tuple[str, float]] | None:
+    """`rank_files_semantic` without waiting for the embedding: from the last matrix built
+    (one edit behind at most, while a thread re-embeds the edited files), or None while a
+    background thread embeds the repository for the first time."""
+    state = _state(index)
+    with _lock:
+        built = _built.get(index)
+        if (built is None or built[0] is not state) and index not in _building:
+            thread = threading.Thread(target=_build_in_background, args=(index,),
+                                      name="codeloop-embeddings", daemon=True)
+            _building[index] = thread
+            thread.start()
+    return None if built is None else _ranked(built[1], text, limit)
+
+
+def wait_until_built(index: RepoIndex, timeout: float | None = None) -> bool:
+    """Wait for the index's background embedding (if one runs); whether none runs now."""
+    with _lock:
+        thread = _building.get(index)
+    if thread is not None:
+        thread.join(timeout)
+        return not thread.is_alive()
+    return True
+
+
+def _build_in_background(index: RepoIndex) -> None:
+    try:
+        if hasattr(os, "setpriority"):  # Linux: a thread's own nice value
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
+        _current(index)
+    except Exception as exc:  # a closed or deleted index: searches go on from the words
+        log.debug("background embedding of %s stopped: %s", index.root, exc)
+    finally:
+        with _lock:
+            _building.pop(index, None)
