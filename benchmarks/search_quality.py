@@ -40,6 +40,7 @@ from swebench_repos import (
     mirror_of,
 )
 
+from codeloop.index import embeddings
 from codeloop.index.code_search import search_code
 from codeloop.index.focus import code_words, without_reports
 from codeloop.index.history import title_of
@@ -211,6 +212,11 @@ def main() -> None:
             # Built once per HEAD, not per query (a session's HEAD rarely moves): untimed.
             index.graph()
             index.commit_search()
+            if embeddings.enabled():
+                # search_code fuses them once a background thread has built them; the
+                # figures are for a session whose repository is embedded already.
+                embeddings.rank_files_semantic_ready(index, "", 1)
+                embeddings.wait_until_built(index)
             baseline.index(work, index.paths())
             gold = set(gold_files(row["patch"]))
             mine: list[dict[str, Any]] = []

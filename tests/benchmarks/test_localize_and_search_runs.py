@@ -10,13 +10,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from codeloop.index import embeddings
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(script: str, tmp_path: Path, *args: str) -> dict[str, Any]:
+def _run(script: str, tmp_path: Path, *args: str, embed: str = "0") -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"),
                                                          str(ROOT / "benchmarks")]),
-           "CODELOOP_CACHE_DIR": str(tmp_path / "cache"), "CODELOOP_EMBEDDINGS": "0"}
+           "CODELOOP_CACHE_DIR": str(tmp_path / "cache"), "CODELOOP_EMBEDDINGS": embed}
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -24,13 +28,18 @@ def _run(script: str, tmp_path: Path, *args: str) -> dict[str, Any]:
     return figures
 
 
+@pytest.mark.parametrize("embed", ["0", "1"])
 def test_search_quality_records_lists_a_replay_can_read(
-        tiny_suite: tuple[Path, Path, str], tmp_path: Path) -> None:
+        tiny_suite: tuple[Path, Path, str], tmp_path: Path, embed: str) -> None:
+    if embed == "1" and not embeddings.available():
+        pytest.skip("the `embeddings` extra is not installed")
     instances, mirrors, _commit = tiny_suite
     details = tmp_path / "search.jsonl"
+    # With embeddings on, the benchmark waits for each repository's to be built (a
+    # session's search_code would answer from the words until then).
     figures = _run("search_quality.py", tmp_path, "--instances", str(instances),
                    "--mirrors", str(mirrors), "--workdir", str(tmp_path / "w"),
-                   "--details", str(details), "--record-signals")
+                   "--details", str(details), "--record-signals", embed=embed)
     assert figures["queries"] >= 4 and figures["instances"] == 2
     entries = [json.loads(line) for line in details.read_text().splitlines()]
     assert len(entries) == figures["queries"]
