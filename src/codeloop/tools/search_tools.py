@@ -128,12 +128,13 @@ class SearchCode(Tool):
                 "name you know, or grep for an exact string."),
                 data={"files": [], "terms": list(answer.terms)})
         text = "\n\n".join(_result_text(r, index) for r in results)
-        data: dict[str, object] = {"files": [{"path": r.path, "score": round(r.score, 4),
-                           "start_line": r.best.start_line if r.best else None,
-                           "end_line": r.best.end_line if r.best else None,
-                           "symbol": r.best.symbol if r.best else None,
-                           "also": [[h.start_line, h.end_line] for h in r.others]}
-                          for r in results]}
+        files = [{"path": r.path, "score": round(r.score, 4),
+                  "start_line": r.best.start_line if r.best else None,
+                  "end_line": r.best.end_line if r.best else None,
+                  "symbol": r.best.symbol if r.best else None,
+                  "also": [[h.start_line, h.end_line] for h in r.others]}
+                 for r in results]
+        data: dict[str, object] = {"files": files}
         if answer.semantic or answer.semantic_pending:
             data["embeddings"] = "used" if answer.semantic else "pending"
         return _observation(text, "raise `limit` or read_file a range", data,
