@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from swebench_repos import blobs_at, read_blobs
 
 from codeloop.policy.engine import PolicyEngine
 from codeloop.policy.injection import scan
@@ -60,22 +61,14 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
 
 
 def repo_texts(mirrors: Path, name: str, max_files: int) -> Iterator[tuple[str, str]]:
+    """(path, text) of the first `max_files` text files at the mirror's HEAD."""
     git = mirrors / name / "repo"
-    listing = subprocess.run(["git", "--git-dir", str(git), "ls-tree", "-r", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout
-    entries = [line.split(None, 3) for line in listing.splitlines()]
-    blobs = [(e[2], e[3]) for e in entries if e[1] == "blob" and e[3].endswith(TEXT_SUFFIXES)]
-    blobs = blobs[:max_files]
-    proc = subprocess.run(["git", "--git-dir", str(git), "cat-file", "--batch"],
-                          input="".join(f"{sha}\n" for sha, _ in blobs).encode(),
-                          capture_output=True, check=True)
-    data, pos = proc.stdout, 0
-    for _, path in blobs:
-        header_end = data.index(b"\n", pos)
-        size = int(data[pos:header_end].split()[2])
-        body = data[header_end + 1: header_end + 1 + size]
-        pos = header_end + 1 + size + 1
-        yield path, body.decode("utf-8", "replace")
+    listed = [(path, blob) for path, blob in blobs_at(git, "HEAD").items()
+              if path.endswith(TEXT_SUFFIXES)][:max_files]
+    data = read_blobs(git, [blob for _, blob in listed])
+    for path, blob in listed:
+        if blob in data:  # a mirror may lack its largest blobs
+            yield path, data[blob].decode("utf-8", "replace")
 
 
 def main() -> None:
