@@ -79,6 +79,10 @@ def main() -> None:
     parser.add_argument("--max-files", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=300)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    # Each shell command is timed a tenth as often as the one edit decision, never 0 times.
+    per_command = max(1, args.repeat // 10)
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -93,14 +97,14 @@ def main() -> None:
             "approval_mode": "auto-edit",
         })
 
-        split = [s for c in COMMANDS for s in timed(lambda c=c: analyse(c), args.repeat // 10)]
+        split = [s for c in COMMANDS for s in timed(lambda c=c: analyse(c), per_command)]
         split_p50, split_p95 = percentiles(split)
         print(f"shell split: median {split_p50 * 1e6:.1f} us, p95 {split_p95 * 1e6:.1f} us "
               f"({len(COMMANDS)} commands)")
 
         decide = [s for c in COMMANDS for s in timed(
             lambda c=c: engine.decide("run", "execute", {"command": c}, False, root, "b"),
-            args.repeat // 10)]
+            per_command)]
         decide += timed(lambda: engine.decide("edit_file", "write", {"path": "src/a.py"}, False,
                                               root, "b"), args.repeat)
         dec_p50, dec_p95 = percentiles(decide)

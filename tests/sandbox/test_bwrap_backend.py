@@ -17,7 +17,7 @@ from codeloop.sandbox.base import Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, Probe, probe
-from codeloop.sandbox.user_tasks import tasks_of
+from codeloop.sandbox.user_tasks import counts_per_namespace, tasks_of
 from codeloop.workspace.copy import CopyWorkspace
 from codeloop.workspace.factory import open_workspace
 
@@ -164,7 +164,7 @@ def test_limits_are_in_force_inside(
 ) -> None:
     if launcher == "pre-exec hook":
         # Stands for a host without util-linux's prlimit.
-        monkeypatch.setattr(bwrap_backend, "_PRLIMIT", str(tmp_path / "no-prlimit"))
+        monkeypatch.setattr(bwrap_backend, "PRLIMIT", str(tmp_path / "no-prlimit"))
     limits = Limits(memory_mb=300, max_file_mb=7, max_processes=77, max_open_files=99, cpu_s=33)
     runs_as = DEFAULT_SANDBOX_UID if caps.running_as_root else os.getuid()
     before = tasks_of(runs_as)
@@ -182,6 +182,9 @@ def test_limits_are_in_force_inside(
     # started come on top of the 77; they come and go meanwhile, hence the slack.
     extra = int(soft["Max processes"]) - 77
     assert 0 <= extra <= max(before, after) + 10, (soft["Max processes"], before, after)
+    if launcher == "prlimit" and not caps.running_as_root and counts_per_namespace():
+        # In the command's own user namespace the kernel counts only its tasks: exact.
+        assert extra == 0, soft["Max processes"]
     assert soft["Max open files"] == "99"
     assert soft["Max cpu time"] == "33"
     assert soft["Max core file size"] == "0"
@@ -231,3 +234,13 @@ def test_everyday_tools_run_with_no_capabilities_and_a_trimmed_etc(
             continue
         result = sandbox.run(command, cwd=ws.path, limits=Limits(timeout_s=60))
         assert result.exit_code == 0 and expected in result.output, (command, result.output)
+
+
+@pytest.mark.parametrize(
+    ("release", "expected"),
+    [("6.18.44-fc-v669", True), ("5.14.0-1-amd64", True), ("5.13.19", False),
+     ("4.19.0-25-amd64", False), ("6.1rc3", True), ("weird", False)],
+)
+def test_process_limits_count_per_user_namespace_from_linux_5_14(
+        release: str, expected: bool) -> None:
+    assert counts_per_namespace(release) is expected

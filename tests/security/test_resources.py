@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.sandbox.base import CommandResult
+from codeloop.sandbox.bwrap_profile import SYSTEM_PYTHON
 from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID
 from codeloop.sandbox.user_tasks import tasks_of
 
@@ -61,6 +63,32 @@ def test_case28_the_users_own_tasks_do_not_count_against_a_command(box: Box) -> 
         release.set()
         for thread in threads:
             thread.join()
+
+
+def test_case28_tasks_of_the_user_that_end_give_a_command_no_more_processes(box: Box) -> None:
+    # The outer limit is what the uid ran at the start plus max_processes: when 60 of the
+    # user's threads ended while the command ran, its fork bomb made 122 processes (CI saw
+    # 66 when other workers' processes ended). The limit set in its user namespace is exact.
+    if os.geteuid() == 0:
+        pytest.skip("CANNOT EXERCISE: RLIMIT_NPROC does not bind root (run as a user)")
+    release = threading.Event()
+    threads = [threading.Thread(target=release.wait, daemon=True) for _ in range(60)]
+    for thread in threads:
+        thread.start()
+    # Released once the command's limits are set, before it forks.
+    timer = threading.Timer(0.7, release.set)
+    timer.start()
+    try:
+        result = box.run(f"sleep 2; {SYSTEM_PYTHON} attack_probe.py fork",
+                         max_processes=64, timeout_s=60)
+    finally:
+        release.set()
+        timer.cancel()
+        for thread in threads:
+            thread.join()
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output.strip().splitlines()[-1])
+    assert out["forked"] < 64 and out["error"], out
 
 
 def test_case28_other_commands_of_the_sandbox_uid_do_not_count_against_a_command(

@@ -19,7 +19,13 @@ from typing import Any
 
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_info import SandboxTracker
-from codeloop.sandbox.bwrap_profile import SYSTEM_PYTHON, Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.bwrap_profile import (
+    PRLIMIT,
+    SYSTEM_PYTHON,
+    Profile,
+    WorkspaceMount,
+    bwrap_argv,
+)
 from codeloop.sandbox.cgroups import CommandCgroup
 from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.environment import command_env, launcher_env
@@ -31,12 +37,9 @@ from codeloop.sandbox.process import Guard, run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
 from codeloop.sandbox.tree_watch import TreeWatch, tree
 from codeloop.sandbox.upper import remove_tree, sanitize_upper
-from codeloop.sandbox.user_tasks import nproc_limit
+from codeloop.sandbox.user_tasks import counts_per_namespace, nproc_limit
 
 _RUNS_DIR = "sandbox-runs"
-
-
-_PRLIMIT = "/usr/bin/prlimit"
 
 
 # Hard CPU limit past the soft one: the soft limit sends SIGXCPU, which names the cause in
@@ -49,7 +52,8 @@ def _rlimit_values(limits: Limits, runs_as: int) -> list[tuple[int, str, int, in
     mb = 1 << 20
     cpu = limits.cpu_seconds
     # Counted against every task of the uid, so the ones it runs already come on top
-    # (user_tasks.py); the tree watch bounds the command's own tree to max_processes as well.
+    # (user_tasks.py); the limit set inside a user namespace (`_namespace_nproc`) or else the
+    # tree watch bounds the command's own tree to max_processes.
     nproc = nproc_limit(limits.max_processes, runs_as)
     return [
         (resource.RLIMIT_AS, "as", limits.memory_mb * mb, limits.memory_mb * mb),
@@ -68,8 +72,8 @@ def _rlimits(limits: Limits, runs_as: int) -> tuple[list[str], Callable[[], None
     which is unsafe in a threaded process; the pre-exec hook is the fallback.
     """
     values = _rlimit_values(limits, runs_as)
-    if os.access(_PRLIMIT, os.X_OK):
-        return [_PRLIMIT, *(f"--{name}={soft}:{hard}" for _, name, soft, hard in values), "--"], None
+    if os.access(PRLIMIT, os.X_OK):
+        return [PRLIMIT, *(f"--{name}={soft}:{hard}" for _, name, soft, hard in values), "--"], None
 
     def apply() -> None:
         for which, _, soft, hard in values:
@@ -246,6 +250,7 @@ class BwrapSandbox:
                 etc_files=etc,
                 block_fd=gate[0] if gate else None,
                 links=self._links,
+                namespace_nproc=self._namespace_nproc(lim),
             )
             fds = [fd, tracker.write_fd, *(f for f, _ in etc), *(gate[:1] if gate else [])]
             launcher: list[str] = []
@@ -280,6 +285,13 @@ class BwrapSandbox:
                 outcome.limit = group.exceeded()
             notes += self._merge(mount.upper)
         return outcome.result(self.name, notes)
+
+    def _namespace_nproc(self, lim: Limits) -> int | None:
+        """The exact process limit set inside the command's own user namespace, where there
+        is one (not under root, which drops to a shared uid instead) and the kernel counts it."""
+        if self._drop is not None or not counts_per_namespace() or not os.access(PRLIMIT, os.X_OK):
+            return None
+        return lim.max_processes
 
     def _etc_files(self, stack: ExitStack) -> list[tuple[int, str]]:
         uid, gid = self._drop or (os.getuid(), os.getgid())

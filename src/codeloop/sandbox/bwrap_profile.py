@@ -18,6 +18,7 @@ from codeloop.workspace.hostfs import SafeRoot
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SETPRIV = "/usr/bin/setpriv"
 SYSTEM_PYTHON = "/usr/bin/python3"
+PRLIMIT = "/usr/bin/prlimit"
 EGRESS_PORT = 3128
 _EGRESS_DIR = "/run/codeloop"
 _FORWARDER = Path(__file__).with_name("egress_forwarder.py")
@@ -61,6 +62,9 @@ class Profile:
     block_fd: int | None = None
     # Symlinks made in the sandbox's own tree: (path, target).
     links: Sequence[tuple[Path, Path]] = field(default_factory=tuple)
+    # RLIMIT_NPROC set inside the sandbox's user namespace, where the kernel counts only
+    # that namespace's tasks (user_tasks.py): an exact per-command process limit.
+    namespace_nproc: int | None = None
 
 
 def _system_view(profile: Profile) -> list[str]:
@@ -227,6 +231,9 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
         args += ["--", *_drop_prefix(*profile.drop_to)]
     else:
         args += ["--"]
+    if profile.namespace_nproc is not None:
+        limit = profile.namespace_nproc
+        args += [PRLIMIT, f"--nproc={limit}:{limit}", "--"]
     if profile.egress_socket is not None:
         # The forwarder listens on the sandbox's loopback first, then runs the command.
         forward = f"{_EGRESS_DIR}/forwarder.py"

@@ -6,6 +6,11 @@ user whose shell, editor and codeloop's threads already pass `max_processes` cou
 sandboxed command at all; under root every command runs as the one sandbox uid, so two
 sessions' test runs would share one limit. The sandbox therefore sets the limit to what that
 uid runs now plus `max_processes`.
+
+That outer limit is loose: tasks of the uid that end while the command runs leave it room
+past `max_processes`. Since Linux 5.14 the kernel counts RLIMIT_NPROC per user namespace as
+well (and checks every level), so where the command runs in a user namespace of its own the
+limit set inside it is exact and the outer one only bounds the uid as a whole.
 """
 
 from __future__ import annotations
@@ -33,6 +38,16 @@ def tasks_of(uid: int) -> int:
         except OSError:  # the process ended while we looked
             continue
     return count
+
+
+def counts_per_namespace(release: str | None = None) -> bool:
+    """Whether this kernel counts RLIMIT_NPROC per user namespace (Linux 5.14 and later)."""
+    parts = (release or os.uname().release).split(".")
+    try:
+        major, minor = int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or 0)
+    except (IndexError, ValueError):
+        return False
+    return (major, minor) >= (5, 14)
 
 
 def nproc_limit(max_processes: int, runs_as: int) -> int:
