@@ -13,6 +13,7 @@ class Limits:
     timeout_s: float = 120.0
     memory_mb: int = 4096
     max_output_bytes: int = 64_000
+    # Tasks of the command's tree: processes and their threads (as the pids cgroup counts).
     max_processes: int = 256
     max_file_mb: int = 1024
     max_open_files: int = 1024

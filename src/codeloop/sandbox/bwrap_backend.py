@@ -26,7 +26,7 @@ from codeloop.sandbox.bwrap_profile import (
     WorkspaceMount,
     bwrap_argv,
 )
-from codeloop.sandbox.cgroups import CommandCgroup
+from codeloop.sandbox.cgroups import BWRAP_PROCESSES, CommandCgroup
 from codeloop.sandbox.egress import EgressProxy
 from codeloop.sandbox.environment import command_env, launcher_env
 from codeloop.sandbox.errors import SandboxMisuse, SandboxUnavailable
@@ -291,7 +291,9 @@ class BwrapSandbox:
         is one (not under root, which drops to a shared uid instead) and the kernel counts it."""
         if self._drop is not None or not counts_per_namespace() or not os.access(PRLIMIT, os.X_OK):
             return None
-        return lim.max_processes
+        # Of bwrap's own processes only the sandbox's init is in the namespace: the command
+        # keeps max_processes tasks, as under the pids cgroup.
+        return lim.max_processes + BWRAP_PROCESSES - 1
 
     def _etc_files(self, stack: ExitStack) -> list[tuple[int, str]]:
         uid, gid = self._drop or (os.getuid(), os.getgid())
