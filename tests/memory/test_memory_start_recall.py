@@ -5,6 +5,9 @@ recalled by words and vectors together."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,12 +15,14 @@ import pytest
 from codeloop.config import Settings
 from codeloop.events import SessionStarted
 from codeloop.index import embeddings
+from codeloop.memory.records import repo_identity
 from codeloop.memory.store import open_memory
 from codeloop.session.memory_admin import open_admin
 from codeloop.session.memory_recall import MEMORY_HEADER
 from codeloop.session.setup import open_store, session_redactor, start_session
 from codeloop.session.store import EventStore
-from tests.session.helpers import make_repo
+from tests.memory.test_memory_sessions import AUTO, RecordingModel, run_session
+from tests.session.helpers import call, make_repo, turn
 
 pytestmark = pytest.mark.skipif(
     not embeddings.available(),
@@ -61,3 +66,60 @@ def test_a_session_starts_with_its_memories_without_loading_the_model(
     sid = start_session(store, TASK, repo, settings, "scripted")
     assert "tox -e py311" in _prompt(store, sid)
     assert _vectors_stored(data) == 1
+
+
+@pytest.fixture
+def held_model_load(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The embedding model unloaded, with its background load held until the event is set
+    (so 'did not wait for it' does not depend on how fast this machine loads it)."""
+    monkeypatch.setenv(embeddings.ENV_VAR, "1")
+    open_memory.cache_clear()
+    embeddings.load_model.cache_clear()
+    release = threading.Event()
+    warm = embeddings._warm
+
+    def held() -> None:
+        release.wait(60)
+        warm()
+    monkeypatch.setattr(embeddings, "_warm", held)
+    yield release
+    release.set()
+
+
+def test_a_plan_step_recalls_by_words_while_the_model_loads_in_the_background(
+        tmp_path: Path, held_model_load: threading.Event) -> None:
+    # A step's recall loaded the model in the session's thread: seconds between two model
+    # calls. Now it recalls by words and the model loads meanwhile.
+    repo = make_repo(tmp_path)
+    admin = open_admin(tmp_path / "data", "local", session_redactor(AUTO))
+    note = admin.add("the changelog entry goes in docs/CHANGES.rst under Unreleased",
+                     repo=repo)
+    plan = {"summary": "fix add", "steps": [{"id": "s1", "title": "write the changelog entry"}]}
+    model = RecordingModel([turn(call("propose_plan", **plan)),
+                            turn(call("update_plan", status={"s1": "in_progress"})),
+                            turn(call("finish", summary="done"))])
+    sid = run_session(tmp_path, repo, "fix the add function", model, AUTO)
+    recalled = [e.event for e in open_store(tmp_path / "data").read(sid)
+                if e.event.type == "memory_recalled"]
+    assert [(e.trigger, e.ids) for e in recalled] == [("step", [note.id])]  # type: ignore[union-attr]
+    assert not embeddings.model_loaded()
+    held_model_load.set()
+    deadline = time.monotonic() + 60
+    while not embeddings.model_loaded():
+        assert time.monotonic() < deadline, "the background load never finished"
+        time.sleep(0.05)
+
+
+def test_remember_does_not_wait_for_the_model_and_the_vector_follows(
+        tmp_path: Path, held_model_load: threading.Event) -> None:
+    repo = make_repo(tmp_path)
+    data = tmp_path / "data"
+    open_store(data)
+    admin = open_admin(data, "local", session_redactor(AUTO))
+    admin.add(FACT, repo=repo)
+    assert not embeddings.model_loaded() and _vectors_stored(data) == 0
+    held_model_load.set()
+    store = open_memory(data)
+    # The first recall by vectors fills in what was stored without one.
+    assert store.recall("local", str(repo_identity(repo)), "how do the tests run", 3)
+    assert embeddings.model_loaded() and _vectors_stored(data) == 1

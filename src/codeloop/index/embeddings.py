@@ -89,6 +89,38 @@ def model_loaded() -> bool:
     return load_model.cache_info().currsize > 0
 
 
+_loader: threading.Thread | None = None
+
+
+def _yield_cpu() -> None:
+    """Lower the calling thread's priority: background embedding gives way to the session."""
+    if hasattr(os, "setpriority"):  # Linux: a thread's own nice value
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
+
+
+def _warm() -> None:
+    _yield_cpu()
+    try:
+        load_model()
+    except Exception as exc:  # a broken install: callers go on by words alone
+        log.debug("loading the embedding model in the background failed: %s", exc)
+
+
+def model_ready() -> bool:
+    """Whether the model is loaded; if not, it starts loading on a background thread (once)
+    and the caller goes on without vectors rather than wait seconds for it."""
+    global _loader
+    if model_loaded():
+        return True
+    with _lock:
+        if _loader is None or not _loader.is_alive():
+            _loader = threading.Thread(target=_warm, name="codeloop-embedding-model",
+                                       daemon=True)
+            _loader.start()
+    return False
+
+
 def encode(texts: list[str]) -> NDArray[np.float32]:
     """Unit-length vectors, one row per text."""
     return _unit(np.asarray(load_model().encode(texts), dtype=np.float32))
@@ -292,9 +324,7 @@ def wait_until_built(index: RepoIndex, timeout: float | None = None) -> bool:
 
 def _build_in_background(index: RepoIndex) -> None:
     try:
-        if hasattr(os, "setpriority"):  # Linux: a thread's own nice value
-            with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
+        _yield_cpu()
         _current(index)
     except Exception as exc:  # a closed or deleted index: searches go on from the words
         log.debug("background embedding of %s stopped: %s", index.root, exc)

@@ -203,7 +203,7 @@ class SQLiteMemoryStore(RankedRecall):
             n = cur.lastrowid
             conn.execute("INSERT INTO memory_fts (rowid, terms) VALUES (?, ?)",
                          (n, " ".join(terms(new.text))))
-            if self.use_vectors:
+            if self.use_vectors and vectors.ready():
                 conn.execute("INSERT INTO memory_vectors (n, vector) VALUES (?, ?)",
                              (n, vectors.to_blob(vectors.encode([new.text])[0])))
             row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE n = ?", (n,)).fetchone()

@@ -109,8 +109,8 @@ class PostgresMemoryStore(RankedRecall):
         now = time.time()
         ttl = new.ttl_s if new.ttl_s is not None else DEFAULT_TTL_S[new.kind]
         repo = "" if new.scope == "user" else new.repo
-        vector = (vectors.to_blob(vectors.encode([new.text])[0]) if self.use_vectors
-                  else None)
+        vector = (vectors.to_blob(vectors.encode([new.text])[0])
+                  if self.use_vectors and vectors.ready() else None)
         rows = self._query(
             "INSERT INTO memories (id, owner, kind, scope, repo, text, source, session_id, "
             "event_seq, created, last_used, ttl_s, capture_key, stems, vector) "

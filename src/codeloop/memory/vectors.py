@@ -23,6 +23,13 @@ def wanted() -> bool:
         return False
 
 
+def ready() -> bool:
+    """Whether the model is loaded; if not, it starts loading in the background and a store
+    leaves a new memory's vector to its next semantic recall (the backfill) instead of
+    making `remember` wait seconds for it."""
+    return embeddings.model_ready()
+
+
 def encode(texts: list[str]) -> NDArray[np.float32]:
     """Unit vectors, one row per text."""
     return embeddings.encode(texts)

@@ -146,6 +146,11 @@ class SessionMemory:
 
     # -- per plan step ----------------------------------------------------------------------
 
+    def _vectors_ready(self) -> bool:
+        """Whether recall may use vectors without waiting (a store that embeds starts the
+        model loading the first time it is asked)."""
+        return bool(getattr(self.memory, "use_vectors", False)) and embeddings.model_ready()
+
     def step_events(self, state: SessionState) -> list[Event]:
         """Memories for the plan step now in progress, once per step, none shown before."""
         plan = state.plan
@@ -155,9 +160,11 @@ class SessionMemory:
             return []
         self.steps_seen.add((plan.call_id, step.id))
         query = f"{step.title} {step.detail}".strip()
+        # By words alone until the embedding model has loaded in the background: a step
+        # starts between two model calls, and loading it costs seconds of CPU.
         found = recall(self.memory, self.user, self.repo, query,
                        min(_STEP_K, self.settings.top_k), self.settings.recall_tokens // 2,
-                       skip=sorted(self.shown))
+                       skip=sorted(self.shown), vectors=self._vectors_ready())
         if not found.memories:
             return []
         self.shown.update(found.ids)
