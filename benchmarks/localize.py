@@ -43,6 +43,7 @@ from swebench_repos import (
 
 from codeloop.context.retrieval import build_task_context
 from codeloop.context.tokens import get_counter
+from codeloop.eval.compare import bootstrap_mean
 from codeloop.index import embeddings
 from codeloop.index.rank import (
     LEXICAL_DEPTH,
@@ -67,6 +68,11 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
             mean = statistics.fmean(values) if values else 0.0
             out[key] = round(mean * (100 if key.endswith("pct") else 1), 4)
     return out
+
+
+def _interval(values: list[float]) -> list[float]:
+    found = bootstrap_mean(values)
+    return [round(found.low, 4), round(found.high, 4)]
 
 
 def span_lines(index: RepoIndex, spans: dict[str, list[str]]) -> list[tuple[str, int, int]] | None:
@@ -345,6 +351,9 @@ def main() -> None:
         "context_build_p95_ms": (round(statistics.quantiles(ready_ms, n=20)[18], 1)
                                  if len(ready_ms) > 1 else None),
         "context_build_instances": len(ready_ms),
+        # How far chance alone moves recall@5 (instances resampled).
+        "recall_at_5_ci95": _interval([d["ours"]["recall_at_5"] for d in details
+                                       if "ours" in d]),
         "skipped_instances": len(skipped),
         "skipped": skipped,
         "not_run_instances": len(not_run),

@@ -40,6 +40,7 @@ from swebench_repos import (
     mirror_of,
 )
 
+from codeloop.eval.compare import bootstrap_grouped_mean
 from codeloop.index import embeddings
 from codeloop.index.code_search import search_code
 from codeloop.index.focus import code_words, without_reports
@@ -150,6 +151,13 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "queries": len(rows),
         "instances": len({r["instance"] for r in rows}),
     }
+    # Queries of one instance share its gold files: the interval resamples instances.
+    per_instance: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        per_instance[r["instance"]].append(r["ours"]["hit_at_5"] - r["bm25"]["hit_at_5"])
+    margin = bootstrap_grouped_mean(list(per_instance.values()))
+    out["hit_at_5_margin"] = round(margin.mean, 4)
+    out["hit_at_5_margin_ci95"] = [round(margin.low, 4), round(margin.high, 4)]
     by_kind: dict[str, dict[str, float]] = {}
     for kind in KINDS:
         mine = [r for r in rows if r["kind"] == kind]

@@ -43,6 +43,10 @@ def test_search_quality_records_lists_a_replay_can_read(
     assert figures["queries"] >= 4 and figures["instances"] == 2
     entries = [json.loads(line) for line in details.read_text().splitlines()]
     assert len(entries) == figures["queries"]
+    low, high = figures["hit_at_5_margin_ci95"]
+    assert low <= figures["hit_at_5_margin"] <= high
+    assert figures["hit_at_5_margin"] == pytest.approx(
+        figures["hit_at_5"] - figures["hit_at_5_bm25"], abs=1e-3)
     for entry in entries:
         assert entry["gold"] == ["shop/cart.py"]
         assert entry["signals"]["lists"]["files"], entry["query"]
@@ -60,6 +64,7 @@ def test_localize_times_the_ready_build_and_rescores_the_baseline_from_the_mirro
     run = _run("localize.py", tmp_path, *data)
     assert run["instances"] == 2 and run["recall_at_1"] == 1.0
     assert run["context_build_instances"] == 2 and run["context_build_p95_ms"] > 0
+    assert run["recall_at_5_ci95"] == [1.0, 1.0]  # both found: chance moves nothing
     entries = [json.loads(line) for line in details.read_text().splitlines()]
     assert all(e["context_build_ms"] > 0 for e in entries)
     assert all(e["bm25"]["recall_at_1"] == 1.0 for e in entries)

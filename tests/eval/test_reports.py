@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from codeloop.eval.compare import bootstrap_mean, compare, mcnemar_exact
+from codeloop.eval.compare import bootstrap_grouped_mean, bootstrap_mean, compare, mcnemar_exact
 from codeloop.eval.records import RecordsError, load_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +115,12 @@ def test_statistics_helpers() -> None:
     iv = bootstrap_mean([1.0, 2.0, 3.0, 4.0])
     assert iv.mean == 2.5 and 1.0 <= iv.low < 2.5 < iv.high <= 4.0
     assert bootstrap_mean([1.0, 2.0, 3.0, 4.0]) == iv  # seeded: the same interval each time
+    # Two groups of ten alike values: resampling groups sees two observations, not twenty.
+    grouped = bootstrap_grouped_mean([[1.0] * 10, [0.0] * 10])
+    flat = bootstrap_mean([1.0] * 10 + [0.0] * 10)
+    assert grouped.mean == flat.mean == 0.5
+    assert grouped.high - grouped.low > 2 * (flat.high - flat.low)
+    assert bootstrap_grouped_mean([[1.0, 3.0], [2.0]]).mean == 2.0  # every value weighs alike
 
 
 def test_bad_records_are_a_clear_error(tmp_path: Path) -> None:

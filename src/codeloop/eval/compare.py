@@ -74,6 +74,25 @@ def bootstrap_mean(diffs: list[float], seed: int = 0,
     return Interval(round(float(values.mean()), 6), round(float(low), 6), round(float(high), 6))
 
 
+def bootstrap_grouped_mean(groups: list[list[float]], seed: int = 0,
+                           resamples: int = BOOTSTRAP_RESAMPLES) -> Interval:
+    """The mean of all values in `groups` with a 95% interval from resampling whole groups
+    (values of one group, e.g. the queries of one task, are not independent)."""
+    groups = [g for g in groups if g]
+    if not groups:
+        return Interval(0.0, 0.0, 0.0)
+    import numpy as np
+
+    sums = np.asarray([sum(g) for g in groups], dtype=float)
+    counts = np.asarray([len(g) for g in groups], dtype=float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), size=(resamples, len(groups)))
+    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Interval(round(float(sums.sum() / counts.sum()), 6), round(float(low), 6),
+                    round(float(high), 6))
+
+
 def _by_instance(records: list[Record]) -> dict[str, Record]:
     return {r.instance_id: r for r in records if r.judged}
 
