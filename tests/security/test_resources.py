@@ -8,6 +8,8 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,22 @@ def _host_processes_with(marker: str) -> list[str]:
     return found
 
 
+@contextmanager
+def _threads_of_the_user(count: int) -> Iterator[threading.Event]:
+    """`count` idle threads of this process (tasks of the user) until the event is set or
+    the block ends."""
+    release = threading.Event()
+    threads = [threading.Thread(target=release.wait, daemon=True) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    try:
+        yield release
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join()
+
+
 def test_case28_pitfall4_fork_bomb_hits_the_process_limit(box: Box) -> None:
     out = box.probe("fork", max_processes=64, timeout_s=60)
     assert out["forked"] < 64, out
@@ -50,42 +68,28 @@ def test_case28_the_users_own_tasks_do_not_count_against_a_command(box: Box) -> 
     # command's limit, bwrap itself failed to start ("Creating new namespace failed").
     if os.geteuid() == 0:
         pytest.skip("CANNOT EXERCISE: RLIMIT_NPROC does not bind root (run as a user)")
-    release = threading.Event()
-    threads = [threading.Thread(target=release.wait, daemon=True) for _ in range(80)]
-    for thread in threads:
-        thread.start()
-    try:
+    with _threads_of_the_user(80):
         result = box.run("echo started", max_processes=64)
         assert result.exit_code == 0 and "started" in result.output, result.output
         out = box.probe("fork", max_processes=64, timeout_s=60)
         assert out["forked"] < 64 and out["error"], out
-    finally:
-        release.set()
-        for thread in threads:
-            thread.join()
 
 
 def test_case28_tasks_of_the_user_that_end_give_a_command_no_more_processes(box: Box) -> None:
     # The outer limit is what the uid ran at the start plus max_processes: when 60 of the
-    # user's threads ended while the command ran, its fork bomb made 122 processes (CI saw
+    # user's threads ended while the command ran, its fork bomb made 123 processes (CI saw
     # 66 when other workers' processes ended). The limit set in its user namespace is exact.
     if os.geteuid() == 0:
         pytest.skip("CANNOT EXERCISE: RLIMIT_NPROC does not bind root (run as a user)")
-    release = threading.Event()
-    threads = [threading.Thread(target=release.wait, daemon=True) for _ in range(60)]
-    for thread in threads:
-        thread.start()
-    # Released once the command's limits are set, before it forks.
-    timer = threading.Timer(0.7, release.set)
-    timer.start()
-    try:
-        result = box.run(f"sleep 2; {SYSTEM_PYTHON} attack_probe.py fork",
-                         max_processes=64, timeout_s=60)
-    finally:
-        release.set()
-        timer.cancel()
-        for thread in threads:
-            thread.join()
+    with _threads_of_the_user(60) as release:
+        # Released once the command's limits are set, before it forks.
+        timer = threading.Timer(0.7, release.set)
+        timer.start()
+        try:
+            result = box.run(f"sleep 2; {SYSTEM_PYTHON} attack_probe.py fork",
+                             max_processes=64, timeout_s=60)
+        finally:
+            timer.cancel()
     assert result.exit_code == 0, result.output
     out = json.loads(result.output.strip().splitlines()[-1])
     assert out["forked"] < 64 and out["error"], out
