@@ -34,6 +34,9 @@ class MemoryStore(Protocol):
     """What sessions, the CLI and the server need of a memory store (SQLite here, PostgreSQL
     in store_pg.py)."""
 
+    # Whether it embeds memories (the `embeddings` extra, on): recall may then use vectors.
+    use_vectors: bool
+
     def add(self, new: NewMemory) -> Memory | None:
         """Store it; None when a capture with the same key is already stored."""
         ...

@@ -149,7 +149,7 @@ class SessionMemory:
     def _vectors_ready(self) -> bool:
         """Whether recall may use vectors without waiting (a store that embeds starts the
         model loading the first time it is asked)."""
-        return bool(getattr(self.memory, "use_vectors", False)) and embeddings.model_ready()
+        return self.memory.use_vectors and embeddings.model_ready()
 
     def step_events(self, state: SessionState) -> list[Event]:
         """Memories for the plan step now in progress, once per step, none shown before."""
