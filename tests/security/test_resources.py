@@ -95,6 +95,18 @@ def test_case28_tasks_of_the_user_that_end_give_a_command_no_more_processes(box:
     assert out["forked"] < 64 and out["error"], out
 
 
+def test_case28_a_parallel_build_has_room_under_the_default_limit(box: Box) -> None:
+    # The limit counts threads: at the old default of 256 tasks, exact in a user namespace,
+    # a build with a thread per core in each of its processes failed to start threads.
+    threads = 300  # each reserves an 8 MB stack: 600 would pass the 4 GB address space limit
+    script = ("import threading; e = threading.Event(); "
+              f"ts = [threading.Thread(target=e.wait, args=(20,)) for _ in range({threads})]; "
+              "[t.start() for t in ts]; print('started', len(ts)); e.set(); "
+              "[t.join() for t in ts]")
+    result = box.run(f"{SYSTEM_PYTHON} -c \"{script}\"", timeout_s=60)
+    assert result.exit_code == 0 and f"started {threads}" in result.output, result.output
+
+
 def test_case28_other_commands_of_the_sandbox_uid_do_not_count_against_a_command(
         box: Box) -> None:
     # As root every command runs as the one sandbox uid, and RLIMIT_NPROC counts all of that

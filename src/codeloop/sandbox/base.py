@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+
+def default_max_tasks() -> int:
+    """Room for a parallel build's tasks on this machine: a build runs about a process per
+    core, each with about a thread per core (Go's compilers, JVMs), never under 1024."""
+    return max(1024, 32 * (os.cpu_count() or 1))
 
 
 @dataclass(frozen=True)
@@ -14,7 +21,7 @@ class Limits:
     memory_mb: int = 4096
     max_output_bytes: int = 64_000
     # Tasks of the command's tree: processes and their threads (as the pids cgroup counts).
-    max_processes: int = 256
+    max_processes: int = field(default_factory=default_max_tasks)
     max_file_mb: int = 1024
     max_open_files: int = 1024
     # CPU seconds per process; None: as many as the timeout has wall seconds, so a long
