@@ -231,7 +231,8 @@ class BwrapSandbox:
             tracker = stack.enter_context(SandboxTracker())
             guard, group = self._tree_limits(
                 lim, {"/tmp": tmp_mb << 20, "/dev/shm": shm_mb << 20}, stack, notes)
-            gate = _pipe(stack) if group is not None else None
+            # bwrap holds on `gate`; the command itself waits for "go" on `go`.
+            gate, go = (_pipe(stack), _pipe(stack)) if group is not None else (None, None)
             profile = Profile(
                 mount=mount,
                 cwd=cwd,
@@ -249,10 +250,12 @@ class BwrapSandbox:
                 etc_root=self._etc_root,
                 etc_files=etc,
                 block_fd=gate[0] if gate else None,
+                go_fd=go[0] if go else None,
                 links=self._links,
                 namespace_nproc=self._namespace_nproc(lim),
             )
-            fds = [fd, tracker.write_fd, *(f for f, _ in etc), *(gate[:1] if gate else [])]
+            fds = [fd, tracker.write_fd, *(f for f, _ in etc),
+                   *(gate[:1] if gate else []), *(go[:1] if go else [])]
             launcher: list[str] = []
             idmap = self._idmapped(mount)
             if idmap is not None:
@@ -261,11 +264,12 @@ class BwrapSandbox:
 
             def started(pid: int) -> None:
                 tracker.started()
-                if group is not None and gate is not None:
+                if group is not None and gate is not None and go is not None:
                     # bwrap waits on the gate: its processes join the cgroup before the
                     # command exists (moving them here overlaps bwrap's own set-up).
                     group.adopt(tree(pid))
                     os.write(gate[1], b"go")
+                    os.write(go[1], b"go\n")
 
             rlimits, preexec = _rlimits(lim, self._drop[0] if self._drop else os.getuid())
             outcome = run_process(

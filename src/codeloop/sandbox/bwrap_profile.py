@@ -60,6 +60,10 @@ class Profile:
     etc_files: Sequence[tuple[int, str]] = field(default_factory=tuple)
     # bwrap holds the command back until a byte arrives here (its cgroup is joined first).
     block_fd: int | None = None
+    # With `block_fd`: the command runs only once "go" arrives here. bwrap takes the end of
+    # the pipe for a go-ahead too, so a codeloop killed before letting it go would otherwise
+    # leave the command running with no one watching its time (and outside its cgroup).
+    go_fd: int | None = None
     # Symlinks made in the sandbox's own tree: (path, target).
     links: Sequence[tuple[Path, Path]] = field(default_factory=tuple)
     # RLIMIT_NPROC set inside the sandbox's user namespace, where the kernel counts only
@@ -155,6 +159,9 @@ def _workspace(mount: WorkspaceMount) -> list[str]:
     return args
 
 
+# Reads the go-ahead through /proc (dash redirects only fds 0-9), then runs the rest.
+_GO_GATE = 'IFS= read -r go < /proc/self/fd/{fd} && [ "$go" = go ] || exit 125; exec "$@"'
+
 # bwrap keeps, as root, only what setpriv needs to change uid and empty the bounding set.
 _SETPRIV_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 
@@ -228,9 +235,11 @@ def bwrap_argv(bwrap: str, profile: Profile, command: str) -> list[str]:
     if profile.drop_to is not None:
         for cap in _SETPRIV_CAPS:
             args += ["--cap-add", cap]
-        args += ["--", *_drop_prefix(*profile.drop_to)]
-    else:
-        args += ["--"]
+    args += ["--"]
+    if profile.go_fd is not None:
+        args += ["/bin/sh", "-c", _GO_GATE.format(fd=profile.go_fd), "codeloop-gate"]
+    if profile.drop_to is not None:
+        args += _drop_prefix(*profile.drop_to)
     if profile.namespace_nproc is not None:
         limit = profile.namespace_nproc
         args += [PRLIMIT, f"--nproc={limit}:{limit}", "--"]
