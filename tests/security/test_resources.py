@@ -78,7 +78,7 @@ def test_case28_the_users_own_tasks_do_not_count_against_a_command(box: Box) -> 
 def test_case28_tasks_of_the_user_that_end_give_a_command_no_more_processes(box: Box) -> None:
     # The outer limit is what the uid ran at the start plus max_processes: when 60 of the
     # user's threads ended while the command ran, its fork bomb made 123 processes (CI saw
-    # 66 when other workers' processes ended). The limit set in its user namespace is exact.
+    # 66 as tasks of earlier tests ended). The limit set in its user namespace is exact.
     if os.geteuid() == 0:
         pytest.skip("CANNOT EXERCISE: RLIMIT_NPROC does not bind root (run as a user)")
     with _threads_of_the_user(60) as release:
