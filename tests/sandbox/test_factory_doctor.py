@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from codeloop.cli.doctor_cmds import register
 from codeloop.sandbox import factory
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
+from codeloop.sandbox.bwrap_profile import namespace_nproc_works
 from codeloop.sandbox.errors import SandboxUnavailable
 from codeloop.sandbox.probe import Probe, probe
 from codeloop.sandbox.subprocess_backend import SubprocessSandbox
@@ -79,6 +80,9 @@ def test_doctor_json_reports_every_probe() -> None:
     assert data["memory_limit"]["ok"]
     assert any(m in data["memory_limit"]["detail"]
                for m in ("cgroup v2", "cgroup v1", "RSS polling"))
+    if probe().cgroup_plan is None:  # and then it says how processes are bounded
+        exact = not probe().running_as_root and namespace_nproc_works()
+        assert ("processes exactly" in data["memory_limit"]["detail"]) == exact
 
 
 def test_doctor_table_says_what_is_in_force() -> None:

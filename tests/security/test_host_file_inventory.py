@@ -166,7 +166,7 @@ ALLOWED: dict[str, str] = {
     "codeloop.sandbox.bwrap_backend:BwrapSandbox._git_config:*.write_text": "ours: runs dir beside the view",
     "codeloop.sandbox.bwrap_backend:BwrapSandbox.__init__:os.access": "host: the system python",
     "codeloop.sandbox.bwrap_backend:_rlimits:os.access": "host: the prlimit program",
-    "codeloop.sandbox.bwrap_backend:BwrapSandbox._namespace_nproc:os.access": "host: the prlimit program",
+    "codeloop.sandbox.bwrap_profile:namespace_nproc_works:os.access": "host: the prlimit program",
     "codeloop.sandbox.bwrap_profile:_system_view:os.path.islink": "host: top-level system dirs",
     "codeloop.sandbox.bwrap_profile:_system_view:os.path.isdir": "host: top-level system dirs",
     "codeloop.sandbox.bwrap_profile:_system_view:os.readlink": "host: top-level system dirs",

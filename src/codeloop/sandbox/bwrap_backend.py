@@ -25,6 +25,7 @@ from codeloop.sandbox.bwrap_profile import (
     Profile,
     WorkspaceMount,
     bwrap_argv,
+    namespace_nproc_works,
 )
 from codeloop.sandbox.cgroups import BWRAP_PROCESSES, CommandCgroup
 from codeloop.sandbox.egress import EgressProxy
@@ -37,7 +38,7 @@ from codeloop.sandbox.process import Guard, run_process
 from codeloop.sandbox.seccomp_filter import program_fd, seccomp_program
 from codeloop.sandbox.tree_watch import TreeWatch, tree
 from codeloop.sandbox.upper import remove_tree, sanitize_upper
-from codeloop.sandbox.user_tasks import counts_per_namespace, nproc_limit
+from codeloop.sandbox.user_tasks import nproc_limit
 
 _RUNS_DIR = "sandbox-runs"
 
@@ -293,7 +294,7 @@ class BwrapSandbox:
     def _namespace_nproc(self, lim: Limits) -> int | None:
         """The exact process limit set inside the command's own user namespace, where there
         is one (not under root, which drops to a shared uid instead) and the kernel counts it."""
-        if self._drop is not None or not counts_per_namespace() or not os.access(PRLIMIT, os.X_OK):
+        if self._drop is not None or not namespace_nproc_works():
             return None
         # Of bwrap's own processes only the sandbox's init is in the namespace: the command
         # keeps max_processes tasks, as under the pids cgroup.

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeloop.sandbox.etc_view import etc_entries
+from codeloop.sandbox.user_tasks import counts_per_namespace
 from codeloop.workspace.hostfs import SafeRoot
 
 # Top-level system directories: on merged-/usr systems they are symlinks into /usr.
@@ -19,6 +20,12 @@ _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SETPRIV = "/usr/bin/setpriv"
 SYSTEM_PYTHON = "/usr/bin/python3"
 PRLIMIT = "/usr/bin/prlimit"
+
+
+def namespace_nproc_works() -> bool:
+    """Whether a process limit set inside a command's own user namespace binds only that
+    command (Linux 5.14+, util-linux's prlimit present); not for root, which has none."""
+    return counts_per_namespace() and os.access(PRLIMIT, os.X_OK)
 EGRESS_PORT = 3128
 _EGRESS_DIR = "/run/codeloop"
 _FORWARDER = Path(__file__).with_name("egress_forwarder.py")

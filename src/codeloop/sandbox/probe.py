@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.sandbox.bwrap_binary import find_bwrap
-from codeloop.sandbox.bwrap_profile import SETPRIV, Profile, WorkspaceMount, bwrap_argv
+from codeloop.sandbox.bwrap_profile import (
+    SETPRIV,
+    Profile,
+    WorkspaceMount,
+    bwrap_argv,
+    namespace_nproc_works,
+)
 from codeloop.sandbox.cgroups import CgroupPlan, find_plan
 from codeloop.sandbox.environment import launcher_env
 from codeloop.sandbox.errors import SandboxUnavailable
@@ -173,8 +179,11 @@ def _memory(root: bool) -> tuple[Probe, Probe, CgroupPlan | None]:
         return (Probe(True, detail),
                 Probe(True, f"{plan.mechanism}: one memory and process limit per whole "
                             "command"), plan)
+    tasks = ("processes exactly, in each command's own user namespace"
+             if not root and namespace_nproc_works()
+             else "processes by a per-uid rlimit and the same poll")
     polling = (f"rlimits per process plus RSS polling of the whole command tree every "
-               f"{int(INTERVAL_S * 1000)} ms (no usable cgroup)")
+               f"{int(INTERVAL_S * 1000)} ms (no usable cgroup); {tasks}")
     return Probe(False, detail), Probe(True, polling), None
 
 
