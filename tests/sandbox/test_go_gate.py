@@ -8,9 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
+from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities
 
 # The stand-in for codeloop: starts bwrap held on both pipes, then lets it go or dies.
 _LAUNCHER = """
@@ -36,13 +34,6 @@ os.write(go[1], b"go\\n")
 sys.exit(child.wait(30))
 """
 
-
-@pytest.fixture(scope="module")
-def caps() -> Capabilities:
-    found = probe()
-    if not found.isolation_available:
-        pytest.skip(f"CANNOT EXERCISE: bwrap isolation is unavailable ({found.bwrap.detail})")
-    return found
 
 
 def _launch(work: Path, mode: str, caps: Capabilities) -> subprocess.CompletedProcess[str]:

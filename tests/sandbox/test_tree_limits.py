@@ -20,18 +20,11 @@ from codeloop.sandbox.bwrap_profile import Profile, WorkspaceMount, bwrap_argv
 from codeloop.sandbox.cgroups import CommandCgroup, find_plan, sweep_stale
 from codeloop.sandbox.etc_view import etc_entries
 from codeloop.sandbox.idmap import IdmappedDirs
-from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities, probe
+from codeloop.sandbox.probe import DEFAULT_SANDBOX_UID, Capabilities
 from codeloop.sandbox.tree_watch import TreeWatch, tree
 
 ROOT = os.geteuid() == 0
 
-
-@pytest.fixture(scope="module")
-def caps() -> Capabilities:
-    found = probe()
-    if not found.isolation_available:
-        pytest.skip(f"CANNOT EXERCISE: bwrap isolation unavailable ({found.bwrap.detail})")
-    return found
 
 
 @pytest.fixture
