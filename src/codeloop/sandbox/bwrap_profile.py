@@ -21,11 +21,6 @@ SETPRIV = "/usr/bin/setpriv"
 SYSTEM_PYTHON = "/usr/bin/python3"
 PRLIMIT = "/usr/bin/prlimit"
 
-
-def namespace_nproc_works() -> bool:
-    """Whether a process limit set inside a command's own user namespace binds only that
-    command (Linux 5.14+, util-linux's prlimit present); not for root, which has none."""
-    return counts_per_namespace() and os.access(PRLIMIT, os.X_OK)
 EGRESS_PORT = 3128
 _EGRESS_DIR = "/run/codeloop"
 _FORWARDER = Path(__file__).with_name("egress_forwarder.py")
@@ -164,6 +159,12 @@ def _workspace(mount: WorkspaceMount) -> list[str]:
     if view.exists(".git") and not view.is_symlink(".git"):
         args += ["--ro-bind", str(mount.source / ".git"), str(mount.dest / ".git")]
     return args
+
+
+def namespace_nproc_works() -> bool:
+    """Whether a process limit set inside a command's own user namespace binds only that
+    command (Linux 5.14+, util-linux's prlimit present); not for root, which has none."""
+    return counts_per_namespace() and os.access(PRLIMIT, os.X_OK)
 
 
 # Reads the go-ahead through /proc (dash redirects only fds 0-9), then runs the rest.
