@@ -43,6 +43,14 @@ def test_a_bad_value_names_the_key(tmp_path: Path) -> None:
     assert "budgets.max_steps" in info.value.message
 
 
+def test_a_command_limit_too_small_to_run_anything_names_the_key(tmp_path: Path) -> None:
+    user = write(tmp_path / "user.toml", "[limits]\nmemory_mb = 16\nmax_procs = 9\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(None, {}, env={}, user_file=user)
+    assert "limits.memory_mb" in info.value.message and "256" in info.value.message
+    assert "limits.max_procs" in info.value.message
+
+
 def test_broken_toml_is_a_clear_error(tmp_path: Path) -> None:
     user = write(tmp_path / "user.toml", "model = \n")
     with pytest.raises(ConfigError) as info:

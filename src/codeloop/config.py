@@ -172,6 +172,25 @@ class MemorySettings(BaseModel):
     top_k: int = Field(default=8, ge=0, le=50)
 
 
+class LimitsSettings(BaseModel):
+    """`[limits]`: what each sandboxed command (the agent's and the verifier's) may use; its
+    wall time is `budgets.command_timeout_s`. Unset: the sandbox's defaults (docs/sandbox.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # The whole command tree's memory, and each process's address space (the JVM and Go
+    # reserve more than they use, so their builds may need more than the default 4 GB).
+    memory_mb: int | None = Field(default=None, ge=256)
+    # Tasks of the command tree, threads included (default: 1,024, or 32 per core if more).
+    max_processes: int | None = Field(default=None, ge=16)
+    max_file_mb: int | None = Field(default=None, ge=1)
+    max_open_files: int | None = Field(default=None, ge=64)
+
+    def given(self) -> dict[str, int]:
+        """The limits the user set, by name."""
+        return {name: value for name, value in self.model_dump().items() if value is not None}
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -187,6 +206,7 @@ class Settings(BaseModel):
     request_timeout_s: float = 600.0
     max_retries: int = 5
     budgets: Budgets = Field(default_factory=Budgets)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     prices: dict[str, Price] = Field(default_factory=dict)
     approval_mode: Literal["ask", "auto-edit", "full-auto"] = "full-auto"
     # Whether a plan the model proposes waits for a person; unset follows approval_mode

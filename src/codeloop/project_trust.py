@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.private_paths import private_dir
+from codeloop.sandbox.base import Limits
 from codeloop.workspace.hostfs import SafeRoot
 
 # Keys an untrusted project may set freely: none of them widens what the agent may do.
@@ -38,6 +39,8 @@ _SAFE_SIDE = {"sandbox": True, "verify_on_finish": True}
 _VERIFY_LIMITS = frozenset({"max_fix_rounds", "test_timeout_s", "check_timeout_s",
                             "time_budget_s", "max_related_files", "max_output_bytes"})
 _VERIFY_SAFE_SIDE = {"block_on_security": True}
+# `[limits]`, each sandboxed command's: lowered only.
+_COMMAND_LIMITS = frozenset({"memory_mb", "max_processes", "max_file_mb", "max_open_files"})
 _VERIFY_OWN = frozenset({"test", "lint", "typecheck", "security", "python", "env",
                          "baseline_target", "backfill_baseline"})
 VERIFY_KEYS = _VERIFY_LIMITS | _VERIFY_SAFE_SIDE.keys() | {"block_on"} | _VERIFY_OWN
@@ -145,6 +148,9 @@ def _screen_key(key: str, value: Any, below: dict[str, Any]) -> tuple[Any, list[
     if key == "budgets":
         current = below.get("budgets") or {}
         return _keep(value, lambda name, limit: _lowers(limit, current.get(name)))
+    if key == "limits":
+        current = below.get("limits") or {}
+        return _keep(value, lambda name, limit: _lowers(limit, _command_limit(name, current)))
     if key == "verify":
         return _keep(value, lambda name, v: _verify_key(name, v, below.get("verify") or {}))
     if key == "memory":
@@ -156,6 +162,14 @@ def _screen_key(key: str, value: Any, below: dict[str, Any]) -> tuple[Any, list[
 def _keep(value: dict[str, Any], allowed: Callable[[str, Any], bool]) -> tuple[Any, list[str]]:
     kept = {name: v for name, v in value.items() if allowed(name, v)}
     return kept, [name for name in value if name not in kept]
+
+
+def _command_limit(name: str, given: dict[str, Any]) -> Any:
+    """The command limit `name` in force below the project: as given, else the sandbox's
+    default (None for a name that is no limit)."""
+    if given.get(name) is not None:
+        return given[name]
+    return getattr(Limits(), name, None) if name in _COMMAND_LIMITS else None
 
 
 def _verify_key(name: str, value: Any, user: dict[str, Any]) -> bool:

@@ -75,3 +75,13 @@ def test_every_command_line_parses(line: str) -> None:
     path, args = _split(line)
     # Parsing checks the options exist, take what is given and no argument is missing.
     commands()[path].make_context(f"codeloop {path}", args)
+
+
+def test_every_config_example_is_a_valid_config() -> None:
+    import tomllib
+
+    from codeloop.config import settings_from
+    blocks = re.findall(r"^```toml\n(.*?)^```", _text(), re.S | re.M)
+    assert len(blocks) >= 3
+    for block in blocks:
+        settings_from(tomllib.loads(block))  # raises ConfigError naming a bad key

@@ -78,6 +78,7 @@ def doctor(
         "and why.")] = None,
 ) -> None:
     """Probe the sandbox capabilities of this machine and show what is in force and which grep."""
+    from codeloop.cli.doctor_limits import limits_report, print_limits
     from codeloop.cli.doctor_network import network_report, print_network
     from codeloop.cli.doctor_project import print_project, project_report
     from codeloop.sandbox.docker_backend import docker_reachable
@@ -85,15 +86,17 @@ def doctor(
     caps = probe()
     project = project_report(repo) if repo is not None else None
     network = network_report(caps, repo)
+    limits = limits_report(repo)
     if json_out:
         reachable, detail = docker_reachable()
         data = {**caps.to_dict(), "docker": {"ok": reachable, "detail": detail}, "grep": _grep(),
-                "network": network, **({"project": project} if project is not None else {})}
+                "network": network, "command_limits": limits, **({"project": project} if project is not None else {})}
         typer.echo(json.dumps(data, indent=2))
         return
     console = terminal_console()
     _print(caps, console)
     print_network(network, console)
+    print_limits(limits, console)
     if project is not None:
         print_project(project, console)
 

@@ -52,7 +52,7 @@ def verify_cmd(
 ) -> None:
     """Run the tests and checks codeloop would verify edits with; your files are not changed."""
     from codeloop.config import data_dir, load_settings
-    from codeloop.session.setup import open_workspace_and_sandbox, project_python
+    from codeloop.session.setup import command_limits, open_workspace_and_sandbox, project_python
     from codeloop.verify.detect import detect, sandbox_which
     from codeloop.verify.python_env import describe_python
     from codeloop.verify.settings import VerifySettings
@@ -80,7 +80,7 @@ def verify_cmd(
                     console.print(shown(line))
             return
         verifier = Verifier(workspace.path, sandbox, verify, changed_files=workspace.changed_files, plan=plan,
-                            python=python)
+                            python=python, limits=command_limits(settings))
         result = verifier.baseline(target)
     finally:
         shutil.rmtree(state, ignore_errors=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,11 @@ from codeloop.verify.settings import VerifySettings
 from codeloop.workspace.base import LayeredWorkspace
 from codeloop.workspace.factory import open_workspace
 from codeloop.workspace.safe_git import GitError, git_text
+
+
+def command_limits(settings: Settings) -> Limits:
+    """The limits of each sandboxed command: `[limits]` over the sandbox's defaults."""
+    return replace(Limits(timeout_s=settings.budgets.command_timeout_s), **settings.limits.given())
 
 
 def git_head(repo: Path) -> str | None:
@@ -225,7 +230,7 @@ def build_runner(
     network = network_for(store, session_id, settings)
     workspace, sandbox = open_workspace_and_sandbox(repo, session_dir(session_id, base_dir),
                                                     settings, parts.toolchain, python, network)
-    limits = Limits(timeout_s=settings.budgets.command_timeout_s)
+    limits = command_limits(settings)
     policy = parts.policy or make_policy(settings)
     ctx = ToolContext(workspace=workspace, sandbox=sandbox, limits=limits,
                       services={"verify_config": settings.verify, PROJECT_PYTHON: python,

@@ -47,6 +47,7 @@ def get_verifier(ctx: ToolContext) -> Verifier:
             ctx.root, ctx.sandbox, ctx.services.get("verify_config"), changed_files=ctx.workspace.changed_files,
             graph=index.graph if isinstance(index, RepoIndex) else None, originals=_originals(ctx.workspace),
             python=python if isinstance(python := ctx.services.get(PROJECT_PYTHON), ProjectPython) else None,
+            limits=ctx.limits,
         )
         ctx.services["verifier"] = verifier
     return verifier

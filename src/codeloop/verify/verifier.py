@@ -40,6 +40,8 @@ class Verifier:
     file as it was before the session (None: it did not exist); with it, failing tests the
     baseline never ran are run once on the original files to learn whether they are new.
     `python` is the project's interpreter the sandbox was given (`python_env`), for the notes.
+    `limits` are the session's command limits (`[limits]`); the verifier sets the timeout and
+    output cap of each run.
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class Verifier:
         graph: Callable[[], FileGraph] | None = None,
         originals: Originals | None = None,
         python: ProjectPython | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.root = Path(workspace_path)
         self.sandbox = sandbox
@@ -64,6 +67,7 @@ class Verifier:
             self.root, self.settings, sandbox_which(sandbox, self.root, self.settings.env)
         )
         self.python = python
+        self.limits = limits or Limits()
         if python is not None:
             self.plan = replace(self.plan, notes=[*describe_python(python), *self.plan.notes])
         self.base = Ledger()
@@ -120,7 +124,8 @@ class Verifier:
 
     def _limits(self, timeout_s: float) -> Limits:
         remaining = max(1.0, self.settings.time_budget_s - self._spent_s)
-        return Limits(timeout_s=min(timeout_s, remaining), max_output_bytes=self.settings.max_output_bytes)
+        return replace(self.limits, timeout_s=min(timeout_s, remaining),
+                       max_output_bytes=self.settings.max_output_bytes)
 
     def _verification(self, phase: Phase, runs: list[RunResult], notes: list[str]) -> Verification:
         python = self.python.interpreter if self.python and phase == "baseline" else ""
