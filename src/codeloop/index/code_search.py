@@ -116,6 +116,8 @@ class CodeSearch:
     semantic: bool = False
     # Embeddings are on but this repository's are still being computed in the background.
     semantic_pending: bool = False
+    # Embeddings are on but the model could not be loaded (`embeddings.load_failed`).
+    semantic_broken: bool = False
 
     def tried(self) -> str:
         """One paragraph saying what the search did, for a model deciding what to try next."""
@@ -128,6 +130,8 @@ class CodeSearch:
             signals_used += ", and embeddings"
         elif self.semantic_pending:
             signals_used += " (the repository's embeddings are still being computed)"
+        elif self.semantic_broken:
+            signals_used += " (not embeddings: the embedding model could not be loaded)"
         said = f"Searched for the terms {', '.join(self.terms[:12])} with {signals_used}."
         if self.intent.glob is not None:
             said += (f" Only paths matching {self.intent.glob!r} were kept; "
@@ -183,9 +187,12 @@ def _rank(index: RepoIndex, answer: CodeSearch, limit: int) -> list[str]:
     ranked = fuse(found, LEXICAL_DEPTH, weights=QUERY_WEIGHTS, priors=priors)
     if embeddings.enabled():
         # Never waits: a repository's first embedding takes minutes on a large one.
-        found_semantic = embeddings.rank_files_semantic_ready(index, answer.query,
-                                                              LEXICAL_DEPTH)
-        answer.semantic_pending = found_semantic is None
+        try:
+            found_semantic = embeddings.rank_files_semantic_ready(index, answer.query,
+                                                                  LEXICAL_DEPTH)
+            answer.semantic_pending = found_semantic is None
+        except embeddings.EmbeddingsUnavailable:
+            found_semantic, answer.semantic_broken = None, True
         if found_semantic is not None:
             answer.semantic = True
             ranked = fuse_semantic(ranked, [p for p, _ in found_semantic], LEXICAL_DEPTH,

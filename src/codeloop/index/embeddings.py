@@ -13,6 +13,7 @@ import importlib.util
 import logging
 import os
 import threading
+import time
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
@@ -89,7 +90,38 @@ def model_loaded() -> bool:
     return load_model.cache_info().currsize > 0
 
 
+# A load that failed (a broken or half-removed install) is not tried again for this long:
+# every search and plan step would otherwise spend seconds of CPU failing it again.
+RETRY_LOAD_AFTER_S = 600.0
+_load_failed: tuple[float, str] | None = None  # when, and why
 _loader: threading.Thread | None = None
+
+
+def load_failed() -> str | None:
+    """Why the model could not be loaded, while that is recent enough not to try again."""
+    failed = _load_failed
+    if failed is None or time.monotonic() - failed[0] >= RETRY_LOAD_AFTER_S:
+        return None
+    return failed[1]
+
+
+def _model() -> Any:
+    """The loaded model; `EmbeddingsUnavailable` (callers go on by words) when it cannot be."""
+    global _load_failed
+    reason = load_failed()
+    if reason is None:
+        try:
+            model = load_model()
+        except Exception as exc:  # anything a broken install raises
+            reason = f"{type(exc).__name__}: {exc}"
+            _load_failed = (time.monotonic(), reason)
+            log.warning("the embedding model could not be loaded: %s", reason)
+        else:
+            _load_failed = None
+            return model
+    raise EmbeddingsUnavailable(
+        f"the embedding model could not be loaded ({reason}); searching by words alone",
+        f"pip install --force-reinstall 'codeloop[embeddings]', or set {ENV_VAR}=0")
 
 
 def _yield_cpu() -> None:
@@ -101,10 +133,8 @@ def _yield_cpu() -> None:
 
 def _warm() -> None:
     _yield_cpu()
-    try:
-        load_model()
-    except Exception as exc:  # a broken install: callers go on by words alone
-        log.debug("loading the embedding model in the background failed: %s", exc)
+    with contextlib.suppress(EmbeddingsUnavailable):  # callers go on by words alone
+        _model()
 
 
 def model_ready() -> bool:
@@ -114,7 +144,7 @@ def model_ready() -> bool:
     if model_loaded():
         return True
     with _lock:
-        if _loader is None or not _loader.is_alive():
+        if load_failed() is None and (_loader is None or not _loader.is_alive()):
             _loader = threading.Thread(target=_warm, name="codeloop-embedding-model",
                                        daemon=True)
             _loader.start()
@@ -123,7 +153,7 @@ def model_ready() -> bool:
 
 def encode(texts: list[str]) -> NDArray[np.float32]:
     """Unit-length vectors, one row per text."""
-    return _unit(np.asarray(load_model().encode(texts), dtype=np.float32))
+    return _unit(np.asarray(_model().encode(texts), dtype=np.float32))
 
 
 @dataclass
@@ -300,7 +330,11 @@ def rank_files_semantic_ready(index: RepoIndex, text: str,
                               limit: int) -> list[tuple[str, float]] | None:
     """`rank_files_semantic` without waiting for the embedding: from the last matrix built
     (one edit behind at most, while a thread re-embeds the edited files), or None while a
-    background thread embeds the repository for the first time."""
+    background thread embeds the repository for the first time. `EmbeddingsUnavailable`
+    when the model could not be loaded lately."""
+    reason = load_failed()
+    if reason is not None:
+        raise EmbeddingsUnavailable(f"the embedding model could not be loaded ({reason})")
     state = _state(index)
     with _lock:
         built = _built.get(index)

@@ -179,5 +179,8 @@ def with_embeddings(index: RepoIndex, text: str, ranked: list[tuple[str, float]]
     else `ranked` cut to `limit`."""
     if not embeddings.enabled():
         return ranked[:limit]
-    semantic = [p for p, _ in embeddings.rank_files_semantic(index, text, LEXICAL_DEPTH)]
+    try:
+        semantic = [p for p, _ in embeddings.rank_files_semantic(index, text, LEXICAL_DEPTH)]
+    except embeddings.EmbeddingsUnavailable:  # the model would not load (logged once)
+        return ranked[:limit]
     return fuse_semantic(ranked, semantic, limit)

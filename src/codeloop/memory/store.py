@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from codeloop.errors import StoreError
+from codeloop.index.embeddings import EmbeddingsUnavailable
 from codeloop.index.terms import terms
 from codeloop.memory import ranking, vectors
 from codeloop.memory.owners import MERGED_OWNERS
@@ -148,7 +149,12 @@ class RankedRecall:
         limit = k * CANDIDATES_PER_HIT
         use_vectors = self.use_vectors and vectors
         lexical = self._lexical(query, params, limit)
-        semantic = self._semantic(query, params, limit) if use_vectors else {}
+        semantic: dict[int, float] = {}
+        if use_vectors:
+            try:
+                semantic = self._semantic(query, params, limit)
+            except EmbeddingsUnavailable:  # the model would not load: by words alone
+                use_vectors = False
         found = self._rows(set(lexical) | set(semantic))
         candidates = [ranking.Candidate(memory, lexical.get(n, 0.0), semantic.get(n, 0.0),
                                         n in lexical) for n, memory in found.items()]

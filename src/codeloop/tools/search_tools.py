@@ -135,8 +135,9 @@ class SearchCode(Tool):
                   "also": [[h.start_line, h.end_line] for h in r.others]}
                  for r in results]
         data: dict[str, object] = {"files": files}
-        if answer.semantic or answer.semantic_pending:
-            data["embeddings"] = "used" if answer.semantic else "pending"
+        if answer.semantic or answer.semantic_pending or answer.semantic_broken:
+            data["embeddings"] = ("used" if answer.semantic else
+                                  "pending" if answer.semantic_pending else "unavailable")
         return _observation(text, "raise `limit` or read_file a range", data,
                             len(results) == args.limit)
 
