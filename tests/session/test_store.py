@@ -200,10 +200,30 @@ def test_unreachable_postgres_is_a_clear_error_without_the_password() -> None:
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    start = time.monotonic()
     with pytest.raises(StoreError) as info:
-        PostgresEventStore(f"postgresql://u:s3cret@127.0.0.1:{port}/db", timeout=1)
+        PostgresEventStore(f"postgresql://u:s3cret@127.0.0.1:{port}/db")
+    # At once, with the reason: the pool alone retried for its whole timeout and then said
+    # only "pool initialization incomplete".
+    assert time.monotonic() - start < 5
+    assert "Connection refused" in str(info.value)
     assert "s3cret" not in str(info.value) and "u:***@127.0.0.1" in str(info.value)
     assert "CODELOOP_DATABASE_URL" in info.value.hint
+
+
+def test_a_database_that_does_not_exist_is_named_at_once(pg_url: str) -> None:
+    from urllib.parse import urlsplit, urlunsplit
+
+    from codeloop.memory.store_pg import PostgresMemoryStore
+    from codeloop.session.store_pg import PostgresEventStore
+
+    missing = urlunsplit(urlsplit(pg_url)._replace(path="/no_such_db"))
+    for store in (PostgresEventStore, PostgresMemoryStore):
+        start = time.monotonic()
+        with pytest.raises(StoreError) as info:
+            store(missing)
+        assert time.monotonic() - start < 5
+        assert 'database "no_such_db" does not exist' in str(info.value)
 
 
 def test_the_factory_picks_the_store_from_the_environment(

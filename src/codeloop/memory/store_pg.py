@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from codeloop.errors import StoreError
 from codeloop.index.terms import terms
@@ -29,7 +29,7 @@ from codeloop.memory.store import (
     new_id,
     pick,
 )
-from codeloop.session.store_pg import display_url, relaxed_commit
+from codeloop.session.pg_pool import HINT, OPEN_TIMEOUT_S, display_url, open_pool, relaxed_commit
 
 # Concurrent first opens would race on CREATE TABLE IF NOT EXISTS; this lock orders them.
 _SCHEMA_LOCK = 0x636C6D656D6F7279  # "clmemory"
@@ -69,15 +69,13 @@ class PostgresMemoryStore(RankedRecall):
     """Every user's memories in one table of the event store's database."""
 
     def __init__(self, url: str, *, use_vectors: bool | None = None, max_size: int = 4,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = OPEN_TIMEOUT_S) -> None:
         self.url = url
         self.use_vectors = vectors.wanted() if use_vectors is None else use_vectors
-        self._pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False,
-                                    kwargs={"autocommit": True}, timeout=timeout,
-                                    configure=relaxed_commit if "synchronous_commit" not in url
-                                    else None, name="codeloop-memory")
+        self._pool = open_pool(url, "memory store", name="codeloop-memory", max_size=max_size,
+                               configure=relaxed_commit if "synchronous_commit" not in url
+                               else None, timeout=timeout)
         try:
-            self._pool.open(wait=True, timeout=timeout)
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 conn.execute(_SCHEMA)
@@ -87,8 +85,7 @@ class PostgresMemoryStore(RankedRecall):
             self._pool.close()
             raise StoreError(
                 f"cannot open the PostgreSQL memory store at {display_url(url)}: {exc}",
-                "check that the server runs and CODELOOP_DATABASE_URL names a database "
-                "this user may create tables in") from exc
+                HINT) from exc
 
     def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()
                ) -> list[tuple[Any, ...]]:

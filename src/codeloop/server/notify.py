@@ -80,7 +80,8 @@ class PgListener:
     def _run(self) -> None:
         import psycopg
 
-        from codeloop.session.store_pg import CHANNEL, display_url
+        from codeloop.session.pg_pool import display_url
+        from codeloop.session.store_pg import CHANNEL
 
         while not self._stop.is_set():
             try:

@@ -144,28 +144,25 @@ class PostgresTenantDb:
 
     shared = True
 
-    def __init__(self, url: str, *, max_size: int = 8, timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, max_size: int = 8, timeout: float | None = None) -> None:
         import psycopg
-        from psycopg_pool import ConnectionPool, PoolTimeout
+        from psycopg_pool import PoolTimeout
 
-        from codeloop.session.store_pg import display_url
+        from codeloop.session.pg_pool import HINT, OPEN_TIMEOUT_S, display_url, open_pool
 
         self._errors: tuple[type[Exception], ...] = (psycopg.Error, PoolTimeout)
         self._unique = psycopg.errors.UniqueViolation
         self._where = display_url(url)
-        self._pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False,
-                                    kwargs={"autocommit": True}, timeout=timeout,
-                                    name="codeloop-tenants")
+        self._pool = open_pool(url, "tenant store", name="codeloop-tenants", max_size=max_size,
+                               timeout=OPEN_TIMEOUT_S if timeout is None else timeout)
         try:
-            self._pool.open(wait=True, timeout=timeout)
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 conn.execute(POSTGRES_SCHEMA)
         except self._errors as exc:
             self._pool.close()
             raise StoreError(f"cannot open the PostgreSQL tenant store at {self._where}: {exc}",
-                             "check that the server runs and CODELOOP_DATABASE_URL names a "
-                             "database this user may create tables in") from exc
+                             HINT) from exc
 
     def _run(self, conn: Any, sql: str, params: Sequence[object]) -> list[Row]:
         try:

@@ -9,13 +9,13 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from codeloop.errors import SessionNotFound, StoreError
 from codeloop.events import Event, StoredEvent, parse_event_json
+from codeloop.session.pg_pool import HINT, OPEN_TIMEOUT_S, display_url, open_pool, relaxed_commit
 from codeloop.session.store import LOCAL_OWNER, SessionRow
 from codeloop.session.store_append import AppendPlan, plan_append, wait_for_append, wire_message
 
@@ -49,38 +49,24 @@ CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner, updated);
 """
 
 
-def display_url(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 class PostgresEventStore:
     """All sessions in two tables; an append is one transaction holding the session's row
     lock, so appends to one session are serialised across processes."""
 
-    def __init__(self, url: str, *, max_size: int = 10, timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, max_size: int = 10, timeout: float = OPEN_TIMEOUT_S) -> None:
         self.url = url
         self._cond = threading.Condition()
-        self._pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False,
-                                    kwargs={"autocommit": True}, timeout=timeout,
-                                    configure=relaxed_commit if "synchronous_commit" not in url
-                                    else None, name="codeloop-events")
+        self._pool = open_pool(url, "event store", name="codeloop-events", max_size=max_size,
+                               configure=relaxed_commit if "synchronous_commit" not in url
+                               else None, timeout=timeout)
         try:
-            self._pool.open(wait=True, timeout=timeout)
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 conn.execute(_SCHEMA)
         except (psycopg.Error, PoolTimeout) as exc:
             self._pool.close()
             raise StoreError(
-                f"cannot open the PostgreSQL event store at {display_url(url)}: {exc}",
-                "check that the server runs and CODELOOP_DATABASE_URL names a database "
-                "this user may create tables in",
+                f"cannot open the PostgreSQL event store at {display_url(url)}: {exc}", HINT,
             ) from exc
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -205,14 +191,6 @@ class PostgresEventStore:
 
     def close(self) -> None:
         self._pool.close()
-
-
-def relaxed_commit(conn: psycopg.Connection[Any]) -> None:
-    """Commit without waiting for the disk, the trade-off the SQLite store makes too
-    (synchronous=NORMAL): a crash of codeloop loses nothing, a crash of the database server
-    or the machine may lose the last fraction of a second, and never corrupts. A URL that
-    sets synchronous_commit itself (options=-csynchronous_commit%3Don) keeps its choice."""
-    conn.execute("SET synchronous_commit = off")
 
 
 class _Lost(Exception):
