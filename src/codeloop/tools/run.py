@@ -22,6 +22,21 @@ def _offline_note(command: str) -> str:
             "with [network] allow in their config.")
 
 
+# Which setting raises the limit a command was stopped by (the reasons are the sandbox's).
+_RAISED_BY = (("memory limit", "[limits] memory_mb"), ("process limit", "[limits] max_processes"),
+              ("CPU time limit", "budgets.command_timeout_s"))
+
+
+def _limit_note(reason: str | None, timed_out: bool, session_limit: bool) -> str:
+    """Which setting of the user's config would give the command more room, if any."""
+    setting = "budgets.command_timeout_s" if timed_out and session_limit else next(
+        (key for prefix, key in _RAISED_BY if reason and reason.startswith(prefix)), None)
+    if setting is None:
+        return ""
+    return (f"[limits] this is the session's limit: if the command needs more, the user can "
+            f"raise {setting} in their config.")
+
+
 class RunArgs(ToolArgs):
     command: str = Field(description="A shell command, run from the repository root.")
     timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
@@ -54,6 +69,9 @@ class RunTool(Tool):
                 ctx.emit(event)
         elif result.exit_code != 0 and ctx.sandbox.name != "subprocess":
             note = _offline_note(args.command)
+        limit = _limit_note(result.killed_reason, result.timed_out,
+                            limits.timeout_s >= ctx.limits.timeout_s)
+        note = "\n".join(n for n in (note, limit) if n)
         if result.timed_out:
             status = f"timed out after {limits.timeout_s:g}s (process tree killed)"
         elif result.killed_reason:
