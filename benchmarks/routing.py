@@ -33,7 +33,8 @@ from typing import Any
 
 from benchmarks.routing_faults import inject_faults
 
-from codeloop.config import Price, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import Price
 from codeloop.events import AuxiliaryModelCall, Event, ModelCallFinished, UsageData
 from codeloop.llm.pricing import DEFAULT_PRICES, cost_of
 from codeloop.llm.router import ROLES, RoleModels, Router

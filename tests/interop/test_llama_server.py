@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from codeloop.config import Budgets, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import Budgets
 from codeloop.llm.factory import make_model
 from codeloop.llm.local_provider import LocalModel, load_llama
 from codeloop.llm.openai_provider import OpenAIModel

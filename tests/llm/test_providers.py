@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from codeloop.config import Price
+from codeloop.config_tables import Price
 from codeloop.llm.anthropic_provider import AnthropicModel
 from codeloop.llm.openai_provider import OpenAIModel
 from codeloop.llm.types import (

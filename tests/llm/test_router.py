@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import ModelChoice, Settings, load_settings
+from codeloop.config import Settings, load_settings
+from codeloop.config_tables import ModelChoice
 from codeloop.errors import ConfigError
 from codeloop.llm.roles import main_choice, make_role_models, make_router, role_choice
 from codeloop.llm.router import ROLES, SMALL_PURPOSES, RoleModels, Router, Signals

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import MemorySettings, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import MemorySettings
 from codeloop.events import ApprovalGiven, ApprovalRequested, ToolCallData
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest

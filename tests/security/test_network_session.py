@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import NetworkSettings, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import NetworkSettings
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,

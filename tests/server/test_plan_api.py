@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from codeloop.config import RolesSettings
+from codeloop.config_tables import RolesSettings
 from codeloop.server.auth import TokenStore
 from tests.planner.helpers import STEPS, WORK, propose
 from tests.server.conftest import DEFAULTS, Api, write_script

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import RolesSettings
+from codeloop.config_tables import RolesSettings
 from tests.planner.helpers import WORK, propose
 from tests.server.browser import require_chromium, session_page
 from tests.server.conftest import DEFAULTS, write_script

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from codeloop.cli import main
-from codeloop.config import MemorySettings
+from codeloop.config_tables import MemorySettings
 from codeloop.events import ModelCallFinished, UsageData
 from codeloop.session.store import SQLiteEventStore
 from tests.server.conftest import DEFAULTS, write_script

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from codeloop.config import Price
+from codeloop.config_tables import Price
 from codeloop.llm.pricing import cost_of
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from codeloop.config import Budgets, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import Budgets
 from codeloop.index.warmup import WARMUP_SERVICE, IndexWarmup
 from codeloop.llm.scripted import ScriptedModel, Turn
 from codeloop.llm.types import Model

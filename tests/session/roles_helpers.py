@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from codeloop.config import Budgets, RolesSettings, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import Budgets, RolesSettings
 from codeloop.events import Event, ModelCallFinished
 from codeloop.session.store import SQLiteEventStore
 from tests.session.helpers import TEST_CMD, call, turn

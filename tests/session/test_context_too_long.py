@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import MemorySettings, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import MemorySettings
 from codeloop.llm.openai_provider import OpenAIModel
 from codeloop.llm.router import ROLES, RoleModels, Router
 from codeloop.llm.scripted import ScriptedModel, Turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeloop.config import Budgets
+from codeloop.config_tables import Budgets
 from codeloop.events import (
     ApprovalGiven,
     ApprovalRequested,

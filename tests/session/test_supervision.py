@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.config import Budgets, Price, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import Budgets, Price
 from codeloop.llm.openai_provider import OpenAIModel
 from codeloop.llm.scripted import Turn
 from codeloop.session.state import SessionState

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeloop.config import HandoffSettings, Settings, load_settings
+from codeloop.config import Settings, load_settings
+from codeloop.config_tables import HandoffSettings
 from codeloop.errors import CodeloopError
 from codeloop.events import BranchCommitted, Event
 from codeloop.handoff.branch import (

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from codeloop.config import HandoffSettings, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import HandoffSettings
 from codeloop.errors import CodeloopError
 from codeloop.events import CommitMessageWritten, Event
 from codeloop.llm.roles import make_role_models, make_router

@@ -9,7 +9,7 @@ from typing import Any
 import anthropic
 import httpx
 
-from codeloop.config import Price
+from codeloop.config_tables import Price
 from codeloop.events import UsageData
 from codeloop.llm import toolcalls
 from codeloop.llm.openai_provider import context_limit, retry_after_seconds

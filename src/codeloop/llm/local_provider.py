@@ -9,7 +9,7 @@ from typing import Any
 
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from codeloop.config import Price
+from codeloop.config_tables import Price
 from codeloop.errors import ConfigError
 from codeloop.llm.llama_probe import build_has_amx, check_decodes
 from codeloop.llm.openai_provider import OpenAIModel

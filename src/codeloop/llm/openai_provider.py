@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import openai
 
-from codeloop.config import Price
+from codeloop.config_tables import Price
 from codeloop.events import UsageData
 from codeloop.llm import toolcalls
 from codeloop.llm.pricing import cost_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from codeloop.config import Price
+from codeloop.config_tables import Price
 from codeloop.events import UsageData
 
 # Public list prices (USD per 1M tokens) as published by the providers; overridable in config.

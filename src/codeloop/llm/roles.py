@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from codeloop.config import ModelChoice, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import ModelChoice
 from codeloop.errors import ConfigError
 from codeloop.llm.factory import NO_MODEL_HINT, make_model
 from codeloop.llm.router import ROLES, RoleModels, Router

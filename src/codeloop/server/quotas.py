@@ -12,7 +12,8 @@ from __future__ import annotations
 import fnmatch
 import time
 
-from codeloop.config import ModelChoice, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import ModelChoice
 from codeloop.server.access import Principal, Refused
 from codeloop.server.tenants import TenantPolicy
 from codeloop.server.usage import DAY_S, Sums, day_start

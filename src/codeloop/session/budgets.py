@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codeloop.config import Budgets
+from codeloop.config_tables import Budgets
 from codeloop.session.state import SessionState
 
 

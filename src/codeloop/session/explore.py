@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import Field
 
-from codeloop.config import Budgets, RolesSettings
+from codeloop.config_tables import Budgets, RolesSettings
 from codeloop.events import Event, ExplorerFinished, ExplorerStarted, SubagentToolCall
 from codeloop.llm.types import Message, ModelError, ModelRequest
 from codeloop.policy.engine import PolicyEngine

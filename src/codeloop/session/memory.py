@@ -13,7 +13,8 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from codeloop.config import MemorySettings, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import MemorySettings
 from codeloop.events import Event, MemoryRecalled, StoredEvent, SystemNote, ToolCallFinished
 from codeloop.index import embeddings
 from codeloop.memory.owners import memory_owner

@@ -13,7 +13,8 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.config import NetworkSettings, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import NetworkSettings
 from codeloop.events import EgressDecided
 from codeloop.sandbox.egress import EgressProxy, EgressRecord
 from codeloop.sandbox.egress_rules import AllowList, Entry

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from codeloop.config import Budgets, RolesSettings
+from codeloop.config_tables import Budgets, RolesSettings
 from codeloop.events import PlanStep, PlanStepChange, PlanUpdated, StepChecked, SystemNote
 from codeloop.llm.router import Phase
 from codeloop.llm.types import ToolSpec

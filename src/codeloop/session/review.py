@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from codeloop.config import Budgets, RolesSettings
+from codeloop.config_tables import Budgets, RolesSettings
 from codeloop.events import ReviewGiven, ReviewRequested, SystemNote
 from codeloop.planner.render import render_plan
 from codeloop.policy.untrusted import inspect, wrap_untrusted

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from codeloop.config import Budgets, RolesSettings
+from codeloop.config_tables import Budgets, RolesSettings
 from codeloop.planner.dag import current_step
 from codeloop.session.resume import session_settings
 from codeloop.session.roles_state import StepUse, step_key

@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Callable
 
-from codeloop.config import Budgets, RolesSettings
+from codeloop.config_tables import Budgets, RolesSettings
 from codeloop.context.compaction import ContextOverflow
 from codeloop.events import (
     INTERRUPTED_MARKER,

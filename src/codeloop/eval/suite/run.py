@@ -14,7 +14,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.config import Budgets, Settings
+from codeloop.config import Settings
+from codeloop.config_tables import Budgets
 from codeloop.eval.metrics import trajectory_metrics
 from codeloop.eval.records import load_run
 from codeloop.eval.suite.judge import judge, judge_command
