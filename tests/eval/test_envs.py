@@ -11,17 +11,19 @@ from tests.eval.conftest import SPEC, git
 
 import codeloop.eval.swebench.envs as envs_module
 from codeloop.eval.swebench.build_requires import build_requires
+from codeloop.eval.swebench.ccache import (
+    compiler_cache_basedir,
+    sandboxed_compiler_cache,
+    with_compiler_cache,
+)
 from codeloop.eval.swebench.envs import (
     EnvBuilder,
     EnvUnavailable,
     TaskEnv,
     _requirements_at,
     bootstrap_command,
-    compiler_cache_basedir,
     offline_reinstall,
-    sandboxed_compiler_cache,
     tox_current_env_in_venv,
-    with_compiler_cache,
 )
 from codeloop.eval.swebench.specs import SpecMissing, spec_for
 from codeloop.verify.commands import spec_from_command

@@ -7,12 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.eval.swebench.envs import (
-    REINSTALL_TIMEOUT_S,
-    TaskEnv,
-    offline_reinstall,
-    sandboxed_compiler_cache,
-)
+from codeloop.eval.swebench.ccache import sandboxed_compiler_cache
+from codeloop.eval.swebench.envs import REINSTALL_TIMEOUT_S, TaskEnv, offline_reinstall
 from codeloop.sandbox.base import CommandResult, Limits
 from codeloop.sandbox.bwrap_backend import BwrapSandbox
 from codeloop.sandbox.environment import Toolchain, ToolchainSandbox
