@@ -11,6 +11,8 @@ from rich.console import Console
 from codeloop.cli.safe_text import markup_safe
 from codeloop.errors import ConfigError
 
+_SHOWN = ("timeout_s", "memory_mb", "max_processes", "max_open_files", "max_file_mb")
+
 
 def limits_report(repo: Path | None) -> dict[str, Any]:
     """The limits in force for the config as it stands (for `repo`, when named), and which
@@ -23,9 +25,6 @@ def limits_report(repo: Path | None) -> dict[str, Any]:
         return {"error": str(exc)}
     limits = asdict(command_limits(settings))
     return {**{name: limits[name] for name in _SHOWN}, "set": sorted(settings.limits.given())}
-
-
-_SHOWN = ("timeout_s", "memory_mb", "max_processes", "max_open_files", "max_file_mb")
 
 
 def print_limits(report: dict[str, Any], console: Console) -> None:
