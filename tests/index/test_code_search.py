@@ -121,3 +121,36 @@ def test_a_file_changed_since_indexing_is_shown_as_it_is_now(ctx: ToolContext) -
     obs = SearchCode().run(SearchCode.args_model(query="refund invoice"), ctx)
     assert obs.output.startswith("billing/refund.py:4-5 (refund_invoice)")
     assert "     5│     return 0" in obs.output
+
+
+MATRIX = '''class MatrixBase:
+    def inverse_mod(self, m):
+        """Uses the determinant: det, det of the minors, det modulo m."""
+        det = self.det()
+        det_inverse = pow(det, -1, m)
+        return [det_inverse * det for det in self.minors_det()]
+
+    def minors_det(self):
+        return [1]
+
+    def det(self):
+        return 1
+
+
+class Matrix(MatrixBase):
+    pass
+'''
+
+
+def test_a_query_naming_a_method_shows_that_method(tmp_path: Path) -> None:
+    # The chunk that says "det" most often was shown, not the definition the query named.
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "matrices.py").write_text(MATRIX)
+    ctx = ToolContext(workspace=CopyWorkspace(root, tmp_path / "ws"), sandbox=_NoSandbox())
+    for query in ("MatrixBase.det", "Matrix.det", "the det() of a matrix"):
+        obs = SearchCode().run(SearchCode.args_model(query=query), ctx)
+        assert obs.output.startswith("matrices.py:11-12 (MatrixBase.det)"), (query, obs.output)
+    # Words alone keep the best-scoring chunk.
+    obs = SearchCode().run(SearchCode.args_model(query="determinant modulo"), ctx)
+    assert obs.output.startswith("matrices.py:1-12 (MatrixBase)")

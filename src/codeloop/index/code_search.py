@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from codeloop.index import embeddings
+from codeloop.index.focus import code_like, code_words
 from codeloop.index.hits import ChunkHit
 from codeloop.index.rank import (
     LEXICAL_DEPTH,
@@ -53,6 +54,7 @@ ASKING_MAX_WORDS = 8
 QUERY_TEST_PRIOR = 0.45
 _QUERY_WORD = re.compile(r"[A-Za-z]+")
 _MATCHING_SIGNALS = ("files", "chunks", "mentions", "paths")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _ATTEMPTS = 3
 # The localisation ranker's weights (`rank.WEIGHTS`, tuned on issue texts): weights tuned on
 # search_quality.py's queries did no better held out (leave-one-repository-out).
@@ -198,6 +200,7 @@ def _rank(index: RepoIndex, answer: CodeSearch, limit: int) -> list[str]:
             ranked = fuse_semantic(ranked, [p for p, _ in found_semantic], LEXICAL_DEPTH,
                                    priors=priors)
     answer.candidates = len(ranked)
+    named = named_definitions(answer.query)
     stale: list[str] = []
     for path, score in ranked:
         if not answer.intent.admits(path):
@@ -207,13 +210,56 @@ def _rank(index: RepoIndex, answer: CodeSearch, limit: int) -> list[str]:
             stale.append(path)
             continue
         chunks = by_path.get(path, [])
-        best = None
-        if chunks:
+        top = _named_chunk(index, path, chunks, named) if named else None
+        if top is None and chunks:
             top = chunks[0]
-            best = replace(top, text="\n".join(lines[top.start_line - 1:top.end_line]))
-        answer.results.append(FileResult(path, score, best, tuple(chunks[1:])))
+        best = None if top is None else replace(
+            top, text="\n".join(lines[top.start_line - 1:top.end_line]))
+        answer.results.append(FileResult(path, score, best, tuple(c for c in chunks
+                                                                  if c is not top)))
         if len(answer.results) == limit:
             break
     if stale:
         answer.results = []
     return stale
+
+
+def named_definitions(query: str) -> list[tuple[str | None, str]]:
+    """(class or None, name) of each definition the query writes as code: `Class.method`,
+    `snake_case`, `CamelCase`, a call; each file's result then shows that definition."""
+    as_code = code_words(query)
+    named: list[tuple[str | None, str]] = []
+    for token in _DOTTED.findall(query):
+        parts = token.split(".")
+        if len(parts) > 1 or code_like(parts[-1]) or parts[-1] in as_code:
+            named.append((parts[-2] if len(parts) > 1 else None, parts[-1]))
+    return named
+
+
+def _named_chunk(index: RepoIndex, path: str, chunks: list[ChunkHit],
+                 named: list[tuple[str | None, str]]) -> ChunkHit | None:
+    """The matching chunk, else the definition, of a name the query gives (its class's
+    first), or None when the file defines none of them."""
+    def rank(parent: str | None, name: str, wanted: tuple[str | None, str]) -> int | None:
+        if name != wanted[1]:
+            return None
+        return 0 if wanted[0] is None or parent == wanted[0] else 1
+
+    best: tuple[int, int, ChunkHit] | None = None
+    for order, wanted in enumerate(named):
+        for chunk in chunks:
+            *owners, name = chunk.symbol.split(".")
+            level = rank(owners[-1] if owners else None, name, wanted)
+            if level is not None and (best is None or (level, order) < best[:2]):
+                best = (level, order, chunk)
+    if best is not None and best[0] == 0:
+        return best[2]
+    definitions = index.definitions_in([path]).get(path, [])
+    for order, wanted in enumerate(named):
+        for hit in definitions:
+            level = rank(hit.parent, hit.name, wanted)
+            if level is not None and (best is None or (level, order) < best[:2]):
+                symbol = f"{hit.parent}.{hit.name}" if hit.parent else hit.name
+                best = (level, order, ChunkHit(path, hit.start_line, hit.end_line, symbol,
+                                               0.0, ""))
+    return None if best is None else best[2]

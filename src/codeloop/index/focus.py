@@ -79,7 +79,9 @@ def code_words(text: str) -> set[str]:
     return out
 
 
-def _code_like(word: str) -> bool:
+def code_like(word: str) -> bool:
+    """Whether a word reads as an identifier rather than English (`snake_case`, `camelCase`,
+    a capitalised name longer than three letters)."""
     return "_" in word or any(c.isupper() for c in word[1:]) or (word[:1].isupper() and
                                                                   len(word) > 3)
 
@@ -125,7 +127,7 @@ def focus_of(index: RepoIndex, text: str) -> Focus:
         if not files:
             continue
         focus.identifiers.add(word)
-        code = _code_like(word) or word in as_code
+        code = code_like(word) or word in as_code
         if len(files) > (_SPECIFIC_CODE_FILES if word in as_code else _SPECIFIC_FILES):
             continue
         weight = (1.0 if code else _PROSE_WEIGHT) / len(files)
