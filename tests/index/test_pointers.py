@@ -6,6 +6,7 @@ from pathlib import Path
 
 from codeloop.index.pointers import (
     _stems,
+    class_files,
     frame_files,
     method_files,
     module_files,
@@ -52,6 +53,23 @@ def test_class_method_pairs_are_found_under_their_class(repo: Path) -> None:
     assert method_files(index, "ShoppingCart.total_price is wrong") == ["shop/cart.py"]
     assert method_files(index, "Basket.total_price is wrong") == ["shop/other.py"]
     assert method_files(index, "Unknown.total_price is wrong") == []
+
+
+def test_a_method_the_class_lacks_still_points_at_the_class(repo: Path) -> None:
+    # `Contains.as_set returns Contains` (sympy-23950): the fix adds `as_set` to the class.
+    (repo / "shop" / "other.py").write_text(
+        "class Basket:\n    def total_price(self):\n        return 0\n\n\n"
+        "def Helper():\n    return 1\n")
+    index = RepoIndex(repo)
+    index.update()
+    assert method_files(index, "Basket.as_dict is missing") == []
+    assert class_files(index, "Basket.as_dict is missing") == ["shop/other.py"]
+    assert class_files(index, "ShoppingCart.refund and Basket.empty") == [
+        "shop/other.py", "shop/cart.py"]
+    assert class_files(index, "total_price is wrong; Unknown.x too") == []
+    # Only classes: a function of that name is no class to point at.
+    assert class_files(index, "Helper.thing") == []
+    assert "shop/other.py" in signals(index, "Basket.as_dict is missing").lists["classes"]
 
 
 def test_a_traceback_puts_its_innermost_repository_frame_first(repo: Path) -> None:

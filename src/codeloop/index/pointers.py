@@ -91,11 +91,16 @@ def module_files(index: RepoIndex, text: str) -> list[str]:
     return list(out)
 
 
+def _method_pairs(text: str) -> set[tuple[str, str]]:
+    """The `Class.method` (or `Class.attribute`) pairs the text writes."""
+    return {(a, b) for a, b in (m.split(".")[-2:] for m in _DOTTED.findall(text))
+            if a[:1].isupper() and len(b) >= 3}
+
+
 def method_files(index: RepoIndex, text: str) -> list[str]:
     """Files defining a `Class.method` (or `Class.attribute`) pair the text writes, the
     method found under that very class."""
-    pairs = {(a, b) for a, b in (m.split(".")[-2:] for m in _DOTTED.findall(text))
-             if a[:1].isupper() and len(b) >= 3}
+    pairs = _method_pairs(text)
     if not pairs:
         return []
     defined = index.files_defining({b for _, b in pairs})
@@ -113,6 +118,27 @@ def method_files(index: RepoIndex, text: str) -> list[str]:
             for path in files:
                 hits[path] += 1
     return sorted(hits, key=lambda p: (-hits[p], p))
+
+
+def class_files(index: RepoIndex, text: str) -> list[str]:
+    """Files defining the class of a `Class.method` pair the text writes, whether or not the
+    method is defined under it: inherited, or the fix is to add it (`Contains.as_set`)."""
+    classes = {a for a, _ in _method_pairs(text)}
+    if not classes:
+        return []
+    defined = index.files_defining(classes)
+    candidates = sorted({p for a in classes for p in defined.get(a, [])})
+    defs = index.definitions_in(candidates)
+    files_of: dict[str, set[str]] = defaultdict(set)
+    for path in candidates:
+        for d in defs[path]:
+            if d.kind == "class" and d.name in classes:
+                files_of[d.name].add(path)
+    out: dict[str, None] = {}
+    for name in sorted(files_of):
+        if len(files_of[name]) <= _SPECIFIC:
+            out.update(dict.fromkeys(sorted(files_of[name])))
+    return list(out)
 
 
 _TEST_STEM = re.compile(r"^test_(.+)$|^(.+?)(?:_tests?|\.test|\.spec)$")
