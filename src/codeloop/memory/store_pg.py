@@ -29,7 +29,7 @@ from codeloop.memory.store import (
     new_id,
     pick,
 )
-from codeloop.session.pg_pool import HINT, OPEN_TIMEOUT_S, display_url, open_pool, relaxed_commit
+from codeloop.session.pg_pool import HINT, OPEN_TIMEOUT_S, display_url, open_pool
 
 # Concurrent first opens would race on CREATE TABLE IF NOT EXISTS; this lock orders them.
 _SCHEMA_LOCK = 0x636C6D656D6F7279  # "clmemory"
@@ -73,8 +73,7 @@ class PostgresMemoryStore(RankedRecall):
         self.url = url
         self.use_vectors = vectors.wanted() if use_vectors is None else use_vectors
         self._pool = open_pool(url, "memory store", name="codeloop-memory", max_size=max_size,
-                               configure=relaxed_commit if "synchronous_commit" not in url
-                               else None, timeout=timeout)
+                               relaxed=True, timeout=timeout)
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))

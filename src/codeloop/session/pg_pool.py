@@ -3,7 +3,6 @@ server cannot be reached, and room for a slow start when it can."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,11 +39,11 @@ def relaxed_commit(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SET synchronous_commit = off")
 
 
-def open_pool(url: str, what: str, *, name: str, max_size: int,
-              configure: Callable[[psycopg.Connection[Any]], None] | None = None,
+def open_pool(url: str, what: str, *, name: str, max_size: int, relaxed: bool = False,
               timeout: float = OPEN_TIMEOUT_S) -> ConnectionPool:
     """An open autocommit pool on `url`, or `StoreError` naming `what` ("event store") and
-    the server's own reason."""
+    the server's own reason; `relaxed`: commits by `relaxed_commit` unless the URL chooses."""
+    configure = relaxed_commit if relaxed and "synchronous_commit" not in url else None
     try:
         psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S).close()
     except psycopg.Error as exc:

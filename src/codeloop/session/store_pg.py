@@ -15,7 +15,7 @@ from psycopg_pool import PoolTimeout
 
 from codeloop.errors import SessionNotFound, StoreError
 from codeloop.events import Event, StoredEvent, parse_event_json
-from codeloop.session.pg_pool import HINT, OPEN_TIMEOUT_S, display_url, open_pool, relaxed_commit
+from codeloop.session.pg_pool import HINT, OPEN_TIMEOUT_S, display_url, open_pool
 from codeloop.session.store import LOCAL_OWNER, SessionRow
 from codeloop.session.store_append import AppendPlan, plan_append, wait_for_append, wire_message
 
@@ -57,8 +57,7 @@ class PostgresEventStore:
         self.url = url
         self._cond = threading.Condition()
         self._pool = open_pool(url, "event store", name="codeloop-events", max_size=max_size,
-                               configure=relaxed_commit if "synchronous_commit" not in url
-                               else None, timeout=timeout)
+                               relaxed=True, timeout=timeout)
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
