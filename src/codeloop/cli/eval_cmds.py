@@ -74,16 +74,18 @@ def swebench(
         = False,
     ray: RayAddress = None,
     workers: Annotated[int, typer.Option(
-        "--workers", metavar="N", min=1, help="Instances run at once (with --ray).")] = 1,
+        "--workers", metavar="N", min=1,
+        help="Instances run at once (processes here; Ray tasks with --ray).")] = 1,
     roles: Roles = None,
 ) -> None:
     """Run SWE-bench instances: build each environment, run the agent, judge its diff."""
     from codeloop.cli.eval_output import option_directory, record_results
     from codeloop.config import load_settings
+    from codeloop.eval.local_dispatch import dispatch_local
     from codeloop.eval.suite.run import recorded_ids
     from codeloop.eval.swebench.evaluate import summarize
     from codeloop.eval.swebench.instances import load_instances
-    from codeloop.eval.swebench.run import SwebenchRun, run_instance
+    from codeloop.eval.swebench.run import SwebenchRun, environment_of, run_instance
     from codeloop.fleet.eval_dispatch import on_cluster
     if old_repo:
         # `--repo` names a repository's directory everywhere else.
@@ -97,13 +99,12 @@ def swebench(
                          (out.parent if out else None, "--out")):
         if path is not None:
             option_directory(path, option)
-    if ray is None and workers > 1:
-        raise CodeloopError("--workers runs instances at once only on a Ray cluster",
-                            "add --ray ADDRESS (or --ray auto), or leave --workers out")
-    if ray is not None and rebuild_envs:
-        # Every task would rebuild its environment again: the rebuild is remembered per process.
-        raise CodeloopError("--rebuild-envs cannot be combined with --ray",
-                            "rebuild the environments first without --ray, then run on Ray")
+    if rebuild_envs and (ray is not None or workers > 1):
+        # Every instance would rebuild its environment again: the rebuild is remembered per
+        # process, and each instance runs in a process of its own.
+        raise CodeloopError("--rebuild-envs cannot be combined with --ray or --workers",
+                            "rebuild the environments first with one worker and without "
+                            "--ray, then run with them")
     run = SwebenchRun(mirrors, model, load_settings(flags=roles_flag(roles)), env_cache,
                       work_dir, trajectories, rebuild_envs, validate_only)
     evaluation = run.evaluation()
@@ -113,11 +114,14 @@ def swebench(
     if skip and not as_json:
         console.print(f"resuming: {len(skip)} instances already recorded in {shown(out)}")
     records: Iterator[InstanceResult]
-    if ray is None:
-        records = (run.instance(inst, evaluation) for inst in todo)
-    else:
+    if ray is not None:
         records = on_cluster(ray, run_instance, todo, run,
-                             lambda inst: run.blank(inst, evaluation), workers)
+                             lambda inst: run.blank(inst, evaluation), workers, environment_of)
+    elif workers > 1:
+        records = dispatch_local(run_instance, todo, run,
+                                 lambda inst: run.blank(inst, evaluation), workers, environment_of)
+    else:
+        records = (run.instance(inst, evaluation) for inst in todo)
     results = record_results(records, out, "a", as_json)
     summary = {**summarize(results), "skipped": len(insts) - len(todo)}
     if as_json:

@@ -8,25 +8,22 @@ the task raised, becomes the instance's record with the cause, so no instance is
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any, TypeVar
 
+from codeloop.eval.dispatch import (
+    CAUSE_CHARS,
+    RETRIES,
+    Attempt,
+    died_too_often,
+    failed,
+    take_next,
+)
 from codeloop.eval.swebench.evaluate import InstanceResult
 from codeloop.fleet.cluster import connect, connected, disconnect, ray_module
 
 Item = TypeVar("Item")
 Run = TypeVar("Run")
-
-# A task is submitted at most this many times more after its worker died.
-RETRIES = 1
-CAUSE_CHARS = 300
-
-
-@dataclass
-class _Attempt(Generic[Item]):
-    item: Item
-    lost: list[str] = field(default_factory=list)
 
 
 def _on_node(work: Callable[[Item, Run], InstanceResult], item: Item, run: Run) -> InstanceResult:
@@ -45,9 +42,11 @@ def _cause(exc: BaseException) -> str:
 
 
 def dispatch(work: Callable[[Item, Run], InstanceResult], items: Iterable[Item], run: Run,
-             blank: Callable[[Item], InstanceResult], workers: int) -> Iterator[InstanceResult]:
+             blank: Callable[[Item], InstanceResult], workers: int,
+             key: Callable[[Item], Hashable] | None = None) -> Iterator[InstanceResult]:
     """`work(item, run)` for every item as Ray tasks, `workers` at a time, each record as it
-    completes; `blank(item)` is the record of an item whose task could not finish.
+    completes; `blank(item)` is the record of an item whose task could not finish. `key(item)`
+    names a resource two items should not hold at once (`eval.dispatch.take_next`).
 
     The caller has connected to the cluster (codeloop.fleet.cluster.connect)."""
     ray = ray_module()
@@ -56,12 +55,13 @@ def dispatch(work: Callable[[Item, Run], InstanceResult], items: Iterable[Item],
     # (max_retries=0), so the record can say which attempts were lost and why.
     task = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_on_node)
     shared = ray.put(run)  # sent to the object store once, not with every task
-    queue: deque[_Attempt[Item]] = deque(_Attempt(item) for item in items)
-    running: dict[Any, _Attempt[Item]] = {}
+    queue: deque[Attempt[Item]] = deque(Attempt(item) for item in items)
+    running: dict[Any, Attempt[Item]] = {}
     try:
         while queue or running:
             while queue and len(running) < max(workers, 1):
-                attempt = queue.popleft()
+                busy = {key(a.item) for a in running.values()} if key is not None else set()
+                attempt = take_next(queue, busy, key)
                 running[task.remote(work, attempt.item, shared)] = attempt
             ready, _ = ray.wait(list(running), num_returns=1)
             attempt = running.pop(ready[0])
@@ -69,16 +69,15 @@ def dispatch(work: Callable[[Item, Run], InstanceResult], items: Iterable[Item],
                 result: InstanceResult = ray.get(ready[0])
             except ray.exceptions.RayTaskError as exc:
                 # The instance's own code raised: running it again would raise again.
-                yield _failed(blank(attempt.item), attempt, f"the task raised {_cause(exc)}")
+                yield failed(blank(attempt.item), attempt, f"the task raised {_cause(exc)}")
                 continue
             except ray.exceptions.RayError as exc:
                 attempt.lost.append(_cause(exc))
                 if len(attempt.lost) <= RETRIES:
                     queue.appendleft(attempt)
                 else:
-                    yield _failed(blank(attempt.item), attempt,
-                                  f"its Ray worker died {len(attempt.lost)} times; the last: "
-                                  f"{attempt.lost[-1]}")
+                    yield failed(blank(attempt.item), attempt,
+                                 died_too_often(attempt, "Ray worker"))
                 continue
             result.lost_attempts = attempt.lost
             yield result
@@ -88,20 +87,15 @@ def dispatch(work: Callable[[Item, Run], InstanceResult], items: Iterable[Item],
             ray.cancel(ref, force=True)
 
 
-def _failed(result: InstanceResult, attempt: _Attempt[Any], reason: str) -> InstanceResult:
-    result.outcome, result.reason, result.lost_attempts = "env_unavailable", reason, attempt.lost
-    return result
-
-
 def on_cluster(address: str, work: Callable[[Item, Run], InstanceResult], items: Iterable[Item],
-               run: Run, blank: Callable[[Item], InstanceResult],
-               workers: int) -> Iterator[InstanceResult]:
+               run: Run, blank: Callable[[Item], InstanceResult], workers: int,
+               key: Callable[[Item], Hashable] | None = None) -> Iterator[InstanceResult]:
     """`dispatch` on the cluster at `address` ('auto': a local one started here), leaving it
     afterwards unless this process had already joined it."""
     joined = connected()
     connect(address)
     try:
-        yield from dispatch(work, items, run, blank, workers)
+        yield from dispatch(work, items, run, blank, workers, key)
     finally:
         if not joined:
             disconnect()

@@ -1,7 +1,8 @@
 """`codeloop eval run`: every task of a suite through a real session and the suite's judge.
 
-Resumable (tasks already in the records file are skipped), parallel (a process pool: each
-task is independent and the sessions are CPU-bound), and each task held to its time limit.
+Resumable (tasks already in the records file are skipped), parallel (a process per task,
+`eval/local_dispatch.py`: each task is independent and the sessions are CPU-bound), and each
+task held to its time limit.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.config import Settings
 from codeloop.config_tables import Budgets
+from codeloop.eval.local_dispatch import dispatch_local
 from codeloop.eval.metrics import trajectory_metrics
 from codeloop.eval.records import load_run
 from codeloop.eval.suite.judge import judge, judge_command
@@ -35,7 +36,7 @@ from codeloop.workspace.hostfs import SafeRoot
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """What every task of one run shares; picklable, so pool workers rebuild the rest."""
+    """What every task of one run shares; picklable, so Ray workers rebuild the rest."""
 
     model: str
     settings: Settings
@@ -161,13 +162,11 @@ def pending(tasks: list[SuiteTask], skip: set[str] | None) -> list[SuiteTask]:
 
 def run_suite(tasks: list[SuiteTask], run: SuiteRun, workers: int = 1,
               skip: set[str] | None = None) -> Iterator[InstanceResult]:
-    """Each task's record as it completes (in completion order with several workers)."""
+    """Each task's record as it completes (in completion order with several workers; a task
+    whose process dies is started once more, then recorded with the cause)."""
     todo = pending(tasks, skip)
     if workers <= 1:
         for task in todo:
             yield run_task(task, run)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_task, task, run) for task in todo]
-        for future in as_completed(futures):
-            yield future.result()
+    yield from dispatch_local(run_task, todo, run, lambda task: blank_result(task, run), workers)

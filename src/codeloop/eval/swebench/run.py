@@ -50,3 +50,9 @@ class SwebenchRun:
 def run_instance(inst: SweInstance, run: SwebenchRun) -> InstanceResult:
     """One instance on an Evaluation of its own (the body of a Ray task)."""
     return run.instance(inst, run.evaluation())
+
+
+def environment_of(inst: SweInstance) -> tuple[str, str]:
+    """The environment an instance uses (one per repository and version): two instances of one
+    hold its lock in turn, so the dispatchers start an instance of another first."""
+    return inst.repo, inst.version
