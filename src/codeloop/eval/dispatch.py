@@ -1,6 +1,7 @@
 """What running evaluation items N at a time needs, wherever they run (local processes,
 `eval/local_dispatch.py`; Ray tasks, `fleet/eval_dispatch.py`): an item's attempts, the
-record of one that could not finish, and which queued item goes next."""
+rules that turn how an attempt ended into its record or a retry, and which queued item goes
+next."""
 
 from __future__ import annotations
 
@@ -26,15 +27,34 @@ class Attempt(Generic[Item]):
     lost: list[str] = field(default_factory=list)
 
 
-def failed(result: InstanceResult, attempt: Attempt[Item], reason: str) -> InstanceResult:
+def _failed(result: InstanceResult, attempt: Attempt[Item], reason: str) -> InstanceResult:
     """`result` (the item's blank record) as the record of an item that could not finish."""
     result.outcome, result.reason, result.lost_attempts = "env_unavailable", reason, attempt.lost
     return result
 
 
-def died_too_often(attempt: Attempt[Item], worker: str) -> str:
-    """The reason recorded for an item whose every attempt died."""
-    return (f"its {worker} died {len(attempt.lost)} times; the last: {attempt.lost[-1]}")
+def finished(attempt: Attempt[Item], result: InstanceResult) -> InstanceResult:
+    """The record an attempt returned, with the earlier attempts' losses."""
+    result.lost_attempts = attempt.lost
+    return result
+
+
+def raised(attempt: Attempt[Item], blank: Callable[[Item], InstanceResult],
+           cause: str) -> InstanceResult:
+    """The record of an item whose own code raised: it is not run again (it would raise again)."""
+    return _failed(blank(attempt.item), attempt, f"the task raised {cause}")
+
+
+def lost(attempt: Attempt[Item], cause: str, queue: deque[Attempt[Item]],
+         blank: Callable[[Item], InstanceResult], worker: str) -> InstanceResult | None:
+    """An attempt whose `worker` died: queued again at the front (None) while retries are
+    left, else the item's record with the last cause."""
+    attempt.lost.append(cause)
+    if len(attempt.lost) <= RETRIES:
+        queue.appendleft(attempt)
+        return None
+    return _failed(blank(attempt.item), attempt,
+                   f"its {worker} died {len(attempt.lost)} times; the last: {attempt.lost[-1]}")
 
 
 def take_next(queue: deque[Attempt[Item]], busy: Collection[Hashable],

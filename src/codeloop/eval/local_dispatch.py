@@ -8,6 +8,7 @@ a `ProcessPoolExecutor` breaks every pending future when one worker dies."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import signal
 from collections import deque
@@ -17,14 +18,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, Generic, TypeVar
 
-from codeloop.eval.dispatch import (
-    CAUSE_CHARS,
-    RETRIES,
-    Attempt,
-    died_too_often,
-    failed,
-    take_next,
-)
+from codeloop.eval.dispatch import CAUSE_CHARS, Attempt, finished, lost, raised, take_next
 from codeloop.eval.swebench.evaluate import InstanceResult
 
 Item = TypeVar("Item")
@@ -72,11 +66,10 @@ def _death(process: BaseProcess) -> str:
 def _outcome(running: _Running[Any]) -> tuple[str, Any] | None:
     """What the child sent (None when it died first); the child is joined either way."""
     message: tuple[str, Any] | None = None
+    # Readable with nothing to read: the child closed the pipe by dying.
     if running.conn.poll():
-        try:
+        with contextlib.suppress(EOFError, OSError):
             message = running.conn.recv()
-        except (EOFError, OSError):
-            message = None
     running.process.join(_JOIN_S)
     if running.process.is_alive():
         running.process.kill()
@@ -110,21 +103,15 @@ def dispatch_local(work: Callable[[Item, Run], InstanceResult], items: Iterable[
             for done in [r for r in running if r.conn in ready]:
                 running.remove(done)
                 message = _outcome(done)
-                attempt = done.attempt
-                if message is not None and message[0] == "done":
-                    result: InstanceResult = message[1]
-                    result.lost_attempts = attempt.lost
-                    yield result
-                elif message is not None:
-                    # The item's own code raised: running it again would raise again.
-                    yield failed(blank(attempt.item), attempt, f"the task raised {message[1]}")
+                if message is None:
+                    record = lost(done.attempt, _death(done.process), queue, blank,
+                                  "worker process")
+                elif message[0] == "done":
+                    record = finished(done.attempt, message[1])
                 else:
-                    attempt.lost.append(_death(done.process))
-                    if len(attempt.lost) <= RETRIES:
-                        queue.appendleft(attempt)
-                    else:
-                        yield failed(blank(attempt.item), attempt,
-                                     died_too_often(attempt, "worker process"))
+                    record = raised(done.attempt, blank, message[1])
+                if record is not None:
+                    yield record
     finally:
         # Stopped early (Ctrl-C, an error writing records): nothing keeps running unseen.
         for left in running:

@@ -11,14 +11,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from codeloop.eval.dispatch import (
-    CAUSE_CHARS,
-    RETRIES,
-    Attempt,
-    died_too_often,
-    failed,
-    take_next,
-)
+from codeloop.eval.dispatch import CAUSE_CHARS, Attempt, finished, lost, raised, take_next
 from codeloop.eval.swebench.evaluate import InstanceResult
 from codeloop.fleet.cluster import connect, connected, disconnect, ray_module
 
@@ -65,22 +58,15 @@ def dispatch(work: Callable[[Item, Run], InstanceResult], items: Iterable[Item],
                 running[task.remote(work, attempt.item, shared)] = attempt
             ready, _ = ray.wait(list(running), num_returns=1)
             attempt = running.pop(ready[0])
+            record: InstanceResult | None
             try:
-                result: InstanceResult = ray.get(ready[0])
+                record = finished(attempt, ray.get(ready[0]))
             except ray.exceptions.RayTaskError as exc:
-                # The instance's own code raised: running it again would raise again.
-                yield failed(blank(attempt.item), attempt, f"the task raised {_cause(exc)}")
-                continue
-            except ray.exceptions.RayError as exc:
-                attempt.lost.append(_cause(exc))
-                if len(attempt.lost) <= RETRIES:
-                    queue.appendleft(attempt)
-                else:
-                    yield failed(blank(attempt.item), attempt,
-                                 died_too_often(attempt, "Ray worker"))
-                continue
-            result.lost_attempts = attempt.lost
-            yield result
+                record = raised(attempt, blank, _cause(exc))
+            except ray.exceptions.RayError as exc:  # the worker or its node died
+                record = lost(attempt, _cause(exc), queue, blank, "Ray worker")
+            if record is not None:
+                yield record
     finally:
         # Stopped early (Ctrl-C, an error writing records): nothing keeps running unseen.
         for ref in running:
