@@ -154,3 +154,28 @@ def test_a_query_naming_a_method_shows_that_method(tmp_path: Path) -> None:
     # Words alone keep the best-scoring chunk.
     obs = SearchCode().run(SearchCode.args_model(query="determinant modulo"), ctx)
     assert obs.output.startswith("matrices.py:1-12 (MatrixBase)")
+
+
+def test_a_name_asks_for_tests_only_where_the_repository_means_tests(tmp_path: Path) -> None:
+    # In pytest `fixture` is a function of `fixtures.py`: searching for it asked for tests;
+    # so did a reporter's `test_path_error` though the repository has no such test.
+    root = tmp_path / "repo"
+    (root / "runner").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "runner" / "fixtures.py").write_text(
+        "def fixture(function=None, scope='function'):\n    return function\n")
+    (root / "runner" / "scope.py").write_text("SCOPES = ('function', 'module')\n")
+    (root / "tests" / "test_fixture.py").write_text("".join(
+        f"@fixture\ndef fixture_{n}():\n    # fixture fixture scope\n    return {n}\n\n\n"
+        for n in range(6)))
+    ctx = ToolContext(workspace=CopyWorkspace(root, tmp_path / "ws"), sandbox=_NoSandbox())
+    assert _search(ctx, "fixture")[0] == "runner/fixtures.py"
+    assert _search(ctx, "fixture scope with --fixtures")[0] == "runner/fixtures.py"
+    # A test the repository has, or "tests", still asks for tests.
+    assert _search(ctx, "test_fixture")[0] == "tests/test_fixture.py"
+    assert _search(ctx, "fixture_3 in test_fixture.py")[0] == "tests/test_fixture.py"
+    assert _search(ctx, "tests for fixture scope")[0] == "tests/test_fixture.py"
+    # A test of the reporter's own that no file has does not: its other words find source.
+    assert _search(ctx, "test_fixture_scope_function")[0].startswith("runner/")
+    # Without a repository to ask, the words ask as before.
+    assert intent_of("fixture").tests and intent_of("test_fixture_scope_function").tests

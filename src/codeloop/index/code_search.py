@@ -14,6 +14,7 @@ import fnmatch
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from codeloop.index import embeddings
 from codeloop.index.focus import code_like, code_words
@@ -53,9 +54,13 @@ ASKING_MAX_WORDS = 8
 # since a model that wants tests says so (search_quality.py: hit@5 +0.01 over 0.6).
 QUERY_TEST_PRIOR = 0.45
 _QUERY_WORD = re.compile(r"[A-Za-z]+")
+# A name in a query, dots and dashes splitting it (`pytest.raises`, `--fixtures`).
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _MATCHING_SIGNALS = ("files", "chunks", "mentions", "paths")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _ATTEMPTS = 3
+# Where a repository has a name (`intent_of`): in source, only in tests or docs, or not.
+Found = Literal["source", "elsewhere"] | None
 # The localisation ranker's weights (`rank.WEIGHTS`, tuned on issue texts): weights tuned on
 # search_quality.py's queries did no better held out (leave-one-repository-out).
 QUERY_WEIGHTS = dict(WEIGHTS)
@@ -145,22 +150,39 @@ def _source_first(path: str) -> float:
     return QUERY_TEST_PRIOR if is_test_path(path) else prior(path)
 
 
-def intent_of(query: str, glob: str | None = None) -> Intent:
+def intent_of(query: str, glob: str | None = None,
+              lookup: Callable[[str], Found] | None = None) -> Intent:
     """Tests or docs are asked for when the query says so; a glob (given, or a path-like
-    word with `*` in the query) keeps only matching paths and drops the priors."""
-    words = {w.lower() for w in _QUERY_WORD.findall(query)}
-    if len(query.split()) > ASKING_MAX_WORDS:
-        words = set()
+    word with `*` in the query) keeps only matching paths and drops the priors. With
+    `lookup` (where the repository defines or names a word) an identifier asks only when it
+    means tests or docs there: `fixture`, a function of pytest's source, does not, nor
+    `test_path_error`, a test of the reporter's that the repository does not have."""
+    asked: set[str] = set()
+    if len(query.split()) <= ASKING_MAX_WORDS:
+        for token in _IDENTIFIER.findall(query):
+            parts = {w.lower() for w in _QUERY_WORD.findall(token)}
+            asking = parts & (_TEST_WORDS | _DOC_WORDS)
+            if asking and (lookup is None or _asks(token, lookup(token))):
+                asked |= asking
     if glob is None:
         glob = next((m.group(1) for m in _GLOB_WORD.finditer(query)
                      if not _BOLD_EDGE.search(m.group(1))), None)
-    return Intent(tests=bool(words & _TEST_WORDS), docs=bool(words & _DOC_WORDS), glob=glob)
+    return Intent(tests=bool(asked & _TEST_WORDS), docs=bool(asked & _DOC_WORDS), glob=glob)
+
+
+def _asks(token: str, found: Found) -> bool:
+    """Whether an identifier holding an asking word asks for tests or docs: the word itself
+    unless it is source code here, a longer name (`test_cse`) when the repository has it."""
+    if token.lower() in _TEST_WORDS | _DOC_WORDS:
+        return found != "source"
+    return found is not None
 
 
 def search_code(index: RepoIndex, query: str, limit: int = 5,
                 glob: str | None = None) -> CodeSearch:
     """The `limit` files that best answer `query`, best first, one result per file."""
-    answer = CodeSearch(query, intent_of(query, glob), query_terms(query))
+    answer = CodeSearch(query, intent_of(query, glob, lambda word: _found(index, word)),
+                        query_terms(query))
     if not answer.terms:
         return answer
     for _attempt in range(_ATTEMPTS):
@@ -170,6 +192,30 @@ def search_code(index: RepoIndex, query: str, limit: int = 5,
         # A shown file changed since it was indexed: re-index it and rank again.
         index.notify_changed(stale)
     return answer
+
+
+def _found(index: RepoIndex, word: str) -> Found:
+    """Where the repository defines `word` or has a file of that name: "source" when a
+    source file does (not a test, doc or prose file), "elsewhere" when only others do."""
+    files = index.files_defining([word]).get(word, [])
+    if any(prior(path) == 1.0 for path in files):
+        return "source"
+    stems = index.memo("file_stems_kind", lambda: _file_stems(index.paths()))
+    kind = stems.get(word.lower())
+    return kind if kind is not None else ("elsewhere" if files else None)
+
+
+def _file_stems(paths: list[str]) -> dict[str, Found]:
+    """Each lower-cased file or package name (`fixtures` of `_pytest/fixtures.py`): "source"
+    when some source file has it (`rank.prior` 1), else "elsewhere"."""
+    stems: dict[str, Found] = {}
+    for path in paths:
+        *folders, name = path.split("/")
+        stem = name.rpartition(".")[0] or name
+        stem = (folders[-1] if stem == "__init__" and folders else stem).lower()
+        if stems.get(stem) != "source":
+            stems[stem] = "source" if prior(path) == 1.0 else "elsewhere"
+    return stems
 
 
 def _rank(index: RepoIndex, answer: CodeSearch, limit: int) -> list[str]:

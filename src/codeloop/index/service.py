@@ -43,7 +43,8 @@ SWEEP_INTERVAL_S = 5.0
 _MAX_RETRIES = 2
 # Memos made from the list of indexed paths alone: kept when a file's content changes.
 _PATH_MEMOS = frozenset({"paths", "path_set", "path_suffixes", "path_components",
-                         "path_tails", "dotted_modules", "file_stems"})
+                         "path_tails", "dotted_modules", "file_stems",
+                         "file_stems_kind"})
 T = TypeVar("T")
 
 
