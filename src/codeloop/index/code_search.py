@@ -159,10 +159,10 @@ def intent_of(query: str, glob: str | None = None,
     `test_path_error`, a test of the reporter's that the repository does not have."""
     asked: set[str] = set()
     if len(query.split()) <= ASKING_MAX_WORDS:
-        for token in _IDENTIFIER.findall(query):
+        for token in dict.fromkeys(_IDENTIFIER.findall(query)):  # each name looked up once
             parts = {w.lower() for w in _QUERY_WORD.findall(token)}
             asking = parts & (_TEST_WORDS | _DOC_WORDS)
-            if asking and (lookup is None or _asks(token, lookup(token))):
+            if asking - asked and (lookup is None or _asks(token, lookup(token))):
                 asked |= asking
     if glob is None:
         glob = next((m.group(1) for m in _GLOB_WORD.finditer(query)
