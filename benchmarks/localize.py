@@ -163,6 +163,8 @@ def main() -> None:
     add_data_options(parser)
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
     parser.add_argument("--repo", action="append", default=[], help="only this owner/name")
+    parser.add_argument("--instance", action="append", default=[],
+                        help="only this instance id (repeatable)")
     parser.add_argument("--shard", default="1/1",
                         help="I/N: only the I-th of N consecutive blocks of each "
                              "repository's instances in commit order (runs in parallel, each "
@@ -194,7 +196,7 @@ def main() -> None:
         raise SystemExit("--embeddings needs model2vec and tokenlearn-static-model: "
                          "pip install -e '.[embeddings]'")
 
-    rows = shard(in_commit_order(load_instances(args.instances, args.repo, args.limit),
+    rows = shard(in_commit_order(load_instances(args.instances, args.repo, args.limit, args.instance),
                                  args.mirrors), args.shard)
 
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))

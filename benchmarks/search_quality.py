@@ -174,6 +174,8 @@ def main() -> None:
     add_data_options(parser)
     parser.add_argument("--limit", type=int, default=0, help="at most this many instances")
     parser.add_argument("--repo", action="append", default=[], help="only this owner/name")
+    parser.add_argument("--instance", action="append", default=[],
+                        help="only this instance id (repeatable)")
     parser.add_argument("--per-kind", type=int, default=2,
                         help="sentences, identifiers and Class.method queries per instance")
     parser.add_argument("--workdir", type=Path, default=CACHE / "search-quality")
@@ -184,7 +186,7 @@ def main() -> None:
                              "localize_tune.py to replay other weights on")
     args = parser.parse_args()
     check_data_options(args)
-    rows = load_instances(args.instances, args.repo, args.limit)
+    rows = load_instances(args.instances, args.repo, args.limit, args.instance)
     os.environ.setdefault("CODELOOP_CACHE_DIR", str(CACHE / "index-cache"))
 
     done: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -42,12 +42,19 @@ def check_data_options(args: argparse.Namespace) -> None:
         raise SystemExit(f"--mirrors {args.mirrors}: no such directory")
 
 
-def load_instances(path: Path, repos: list[str], limit: int) -> list[dict[str, Any]]:
-    """The instances of `path` (only `repos` if given, at most `limit` spread over
-    repositories if non-zero), sorted by repository and id so checkouts move forward."""
+def load_instances(path: Path, repos: list[str], limit: int,
+                   ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """The instances of `path` (only `repos` and `ids` if given, at most `limit` spread
+    over repositories if non-zero), sorted by repository and id so checkouts move forward."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     if repos:
         rows = [r for r in rows if r["repo"] in repos]
+    if ids:
+        unknown = sorted(set(ids) - {r["instance_id"] for r in rows})
+        if unknown:
+            raise SystemExit(f"--instance {', '.join(unknown)}: not among the instances of "
+                             f"{path}" + (" for the --repo given" if repos else ""))
+        rows = [r for r in rows if r["instance_id"] in ids]
     if limit:
         rows = select(rows, limit)
     rows.sort(key=lambda r: (r["repo"], r["instance_id"]))

@@ -82,3 +82,21 @@ def test_localize_times_the_ready_build_and_rescores_the_baseline_from_the_mirro
     assert again["baselines"]["bm25"]["recall_at_1"] == 1.0
     assert again["recall_at_1"] == run["recall_at_1"]
     assert again["context_build_instances"] == 2
+
+
+def test_instance_runs_only_those_and_an_unknown_id_is_refused(
+        tiny_suite: tuple[Path, Path, str], tmp_path: Path) -> None:
+    instances, mirrors, _commit = tiny_suite
+    common = ["--instances", str(instances), "--mirrors", str(mirrors)]
+    figures = _run("search_quality.py", tmp_path, *common, "--workdir", str(tmp_path / "w"),
+                   "--instance", "acme__shop-2")
+    assert figures["instances"] == 1
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"),
+                                                         str(ROOT / "benchmarks")])}
+    for script in ("search_quality.py", "localize.py"):
+        proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *common,
+                               "--workdir", str(tmp_path / "w2"), "--instance", "acme__shop-9"],
+                              capture_output=True, text=True, env=env, timeout=120, check=False)
+        assert proc.returncode != 0
+        assert "--instance acme__shop-9: not among the instances" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
