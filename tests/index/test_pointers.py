@@ -72,6 +72,25 @@ def test_a_method_the_class_lacks_still_points_at_the_class(repo: Path) -> None:
     assert "shop/other.py" in signals(index, "Basket.as_dict is missing").lists["classes"]
 
 
+def test_lower_case_and_private_classes_are_classes_too(repo: Path) -> None:
+    # sympy's `log.eval` named nothing: its class is lower-case; `_MockObject` is private.
+    (repo / "shop" / "functions.py").write_text(
+        "class log:\n    def eval(self, arg):\n        return arg\n\n\n"
+        "class _MockObject:\n    def __getitem__(self, key):\n        return key\n\n\n"
+        "def x():\n    return 0\n")
+    index = RepoIndex(repo)
+    index.update()
+    assert method_files(index, "log.eval") == ["shop/functions.py"]
+    assert method_files(index, "_MockObject.__getitem__ fails") == ["shop/functions.py"]
+    assert class_files(index, "_MockObject.missing") == ["shop/functions.py"]
+    assert class_files(index, "log.eval") == ["shop/functions.py"]
+    # A lower-case class points only with its method: else it is more often a variable.
+    assert class_files(index, "log.missing") == []
+    assert class_files(index, "x.missing and self.missing") == []
+    # A lower-case name the repository has no class of is a variable: `x` is a function.
+    assert method_files(index, "x.eval and self.eval and np.eval") == []
+
+
 def test_a_traceback_puts_its_innermost_repository_frame_first(repo: Path) -> None:
     index = RepoIndex(repo)
     index.update()

@@ -91,18 +91,39 @@ def module_files(index: RepoIndex, text: str) -> list[str]:
     return list(out)
 
 
-def _method_pairs(text: str) -> set[tuple[str, str]]:
-    """The `Class.method` (or `Class.attribute`) pairs the text writes."""
+def _method_pairs(text: str, any_case: bool = False) -> set[tuple[str, str]]:
+    """The `Class.method` (or `Class.attribute`) pairs the text writes: a capitalised first
+    name (`_MockObject` too), or with `any_case` any (`log.eval`, `x.is_even`)."""
     return {(a, b) for a, b in (m.split(".")[-2:] for m in _DOTTED.findall(text))
-            if a[:1].isupper() and len(b) >= 3}
+            if (any_case or _capitalised(a)) and len(b) >= 3}
+
+
+def _capitalised(name: str) -> bool:
+    return name.lstrip("_")[:1].isupper()
 
 
 def method_files(index: RepoIndex, text: str) -> list[str]:
     """Files defining a `Class.method` (or `Class.attribute`) pair the text writes, the
-    method found under that very class."""
-    pairs = _method_pairs(text)
+    method found under that very class. A lower-case first name counts where the repository
+    has a class of that name (sympy's `log.eval`), not for every `x.attribute`."""
+    pairs = _method_pairs(text, any_case=True)
+    lower = {a for a, _ in pairs if not _capitalised(a)}
+    if lower:
+        classes = _defined_classes(index, lower)
+        pairs = {(a, b) for a, b in pairs if _capitalised(a) or a in classes}
+    hits: dict[str, int] = defaultdict(int)
+    for files in _pairs_defined(index, pairs).values():
+        if len(files) <= _SPECIFIC:
+            for path in files:
+                hits[path] += 1
+    return sorted(hits, key=lambda p: (-hits[p], p))
+
+
+def _pairs_defined(index: RepoIndex, pairs: set[tuple[str, str]]
+                   ) -> dict[tuple[str, str], set[str]]:
+    """The files where each of `pairs` is defined: the method under that very class."""
     if not pairs:
-        return []
+        return {}
     defined = index.files_defining({b for _, b in pairs})
     candidates = sorted({p for _, b in pairs for p in defined.get(b, [])})
     defs = index.definitions_in(candidates)
@@ -112,18 +133,27 @@ def method_files(index: RepoIndex, text: str) -> list[str]:
             pair = ((d.parent or "").rpartition(".")[2], d.name)
             if pair in pairs:
                 files_of[pair].add(path)
-    hits: dict[str, int] = defaultdict(int)
-    for files in files_of.values():
-        if len(files) <= _SPECIFIC:
-            for path in files:
-                hits[path] += 1
-    return sorted(hits, key=lambda p: (-hits[p], p))
+    return files_of
+
+
+def _defined_classes(index: RepoIndex, names: set[str]) -> set[str]:
+    """Those of `names` that some file of the repository defines as a class."""
+    defined = index.files_defining(names)
+    candidates = sorted({p for a in names for p in defined.get(a, [])})
+    return {d.name for defs in index.definitions_in(candidates).values() for d in defs
+            if d.kind == "class" and d.name in names}
 
 
 def class_files(index: RepoIndex, text: str) -> list[str]:
     """Files defining the class of a `Class.method` pair the text writes, whether or not the
-    method is defined under it: inherited, or the fix is to add it (`Contains.as_set`)."""
-    classes = {a for a, _ in _method_pairs(text)}
+    method is defined under it: inherited, or the fix is to add it (`Contains.as_set`).
+    A lower-case class (sympy's `log`) counts only with its method there: in an issue
+    text `toctree.attribute` is more often a variable than docutils' node class."""
+    pairs = _method_pairs(text, any_case=True)
+    classes = {a for a, _ in pairs if _capitalised(a)}
+    lower = {(a, b) for a, b in pairs if not _capitalised(a)}
+    if lower:
+        classes |= {a for a, _ in _pairs_defined(index, lower)}
     if not classes:
         return []
     defined = index.files_defining(classes)
