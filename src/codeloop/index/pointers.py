@@ -91,11 +91,10 @@ def module_files(index: RepoIndex, text: str) -> list[str]:
     return list(out)
 
 
-def _method_pairs(text: str, any_case: bool = False) -> set[tuple[str, str]]:
-    """The `Class.method` (or `Class.attribute`) pairs the text writes: a capitalised first
-    name (`_MockObject` too), or with `any_case` any (`log.eval`, `x.is_even`)."""
+def _method_pairs(text: str) -> set[tuple[str, str]]:
+    """The `Name.attribute` pairs the text writes (`Class.method`, but also `x.is_even`)."""
     return {(a, b) for a, b in (m.split(".")[-2:] for m in _DOTTED.findall(text))
-            if (any_case or _capitalised(a)) and len(b) >= 3}
+            if len(b) >= 3}
 
 
 def _capitalised(name: str) -> bool:
@@ -104,19 +103,23 @@ def _capitalised(name: str) -> bool:
 
 def method_files(index: RepoIndex, text: str) -> list[str]:
     """Files defining a `Class.method` (or `Class.attribute`) pair the text writes, the
-    method found under that very class. A lower-case first name counts where the repository
-    has a class of that name (sympy's `log.eval`), not for every `x.attribute`."""
-    pairs = _method_pairs(text, any_case=True)
-    lower = {a for a, _ in pairs if not _capitalised(a)}
-    if lower:
-        classes = _defined_classes(index, lower)
-        pairs = {(a, b) for a, b in pairs if _capitalised(a) or a in classes}
+    method found under that very class."""
     hits: dict[str, int] = defaultdict(int)
-    for files in _pairs_defined(index, pairs).values():
+    for files in _pairs_defined(index, _class_pairs(index, text)).values():
         if len(files) <= _SPECIFIC:
             for path in files:
                 hits[path] += 1
     return sorted(hits, key=lambda p: (-hits[p], p))
+
+
+def _class_pairs(index: RepoIndex, text: str) -> set[tuple[str, str]]:
+    """The `Class.method` pairs of `_method_pairs`: a capitalised first name (`_MockObject`
+    too), a lower-case one (sympy's `log.eval`) only where the repository defines a class
+    of that name, so `x.attribute` is not one."""
+    pairs = _method_pairs(text)
+    lower = {a for a, _ in pairs if not _capitalised(a)}
+    classes = _defined_classes(index, lower) if lower else set()
+    return {(a, b) for a, b in pairs if _capitalised(a) or a in classes}
 
 
 def _pairs_defined(index: RepoIndex, pairs: set[tuple[str, str]]
@@ -149,11 +152,10 @@ def class_files(index: RepoIndex, text: str) -> list[str]:
     method is defined under it: inherited, or the fix is to add it (`Contains.as_set`).
     A lower-case class (sympy's `log`) counts only with its method there: in an issue
     text `toctree.attribute` is more often a variable than docutils' node class."""
-    pairs = _method_pairs(text, any_case=True)
+    pairs = _class_pairs(index, text)
     classes = {a for a, _ in pairs if _capitalised(a)}
     lower = {(a, b) for a, b in pairs if not _capitalised(a)}
-    if lower:
-        classes |= {a for a, _ in _pairs_defined(index, lower)}
+    classes |= {a for a, _ in _pairs_defined(index, lower)}
     if not classes:
         return []
     defined = index.files_defining(classes)
