@@ -101,18 +101,20 @@ def _capitalised(name: str) -> bool:
     return name.lstrip("_")[:1].isupper()
 
 
-def method_files(index: RepoIndex, text: str) -> list[str]:
+def method_files(index: RepoIndex, text: str,
+                 pairs: set[tuple[str, str]] | None = None) -> list[str]:
     """Files defining a `Class.method` (or `Class.attribute`) pair the text writes, the
-    method found under that very class."""
+    method found under that very class (`pairs`: the text's `class_pairs` if known)."""
     hits: dict[str, int] = defaultdict(int)
-    for files in _pairs_defined(index, _class_pairs(index, text)).values():
+    pairs = class_pairs(index, text) if pairs is None else pairs
+    for files in _pairs_defined(index, pairs).values():
         if len(files) <= _SPECIFIC:
             for path in files:
                 hits[path] += 1
     return sorted(hits, key=lambda p: (-hits[p], p))
 
 
-def _class_pairs(index: RepoIndex, text: str) -> set[tuple[str, str]]:
+def class_pairs(index: RepoIndex, text: str) -> set[tuple[str, str]]:
     """The `Class.method` pairs of `_method_pairs`: a capitalised first name (`_MockObject`
     too), a lower-case one (sympy's `log.eval`) only where the repository defines a class
     of that name, so `x.attribute` is not one."""
@@ -147,12 +149,13 @@ def _defined_classes(index: RepoIndex, names: set[str]) -> set[str]:
             if d.kind == "class" and d.name in names}
 
 
-def class_files(index: RepoIndex, text: str) -> list[str]:
+def class_files(index: RepoIndex, text: str,
+                pairs: set[tuple[str, str]] | None = None) -> list[str]:
     """Files defining the class of a `Class.method` pair the text writes, whether or not the
     method is defined under it: inherited, or the fix is to add it (`Contains.as_set`).
     A lower-case class (sympy's `log`) counts only with its method there: in an issue
     text `toctree.attribute` is more often a variable than docutils' node class."""
-    pairs = _class_pairs(index, text)
+    pairs = class_pairs(index, text) if pairs is None else pairs
     classes = {a for a, _ in pairs if _capitalised(a)}
     lower = {(a, b) for a, b in pairs if not _capitalised(a)}
     classes |= {a for a, _ in _pairs_defined(index, lower)}

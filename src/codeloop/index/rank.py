@@ -26,6 +26,7 @@ from codeloop.index.hits import ChunkHit
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
 from codeloop.index.pointers import (
     class_files,
+    class_pairs,
     frame_files,
     method_files,
     module_files,
@@ -135,8 +136,9 @@ def signals(index: RepoIndex, text: str, focus: Focus | None = None,
     lists["history"] = sorted((p for p in votes if p in present), key=lambda p: (-votes[p], p))
     lists["frames"] = frame_files(index, text)
     lists["modules"] = module_files(index, text)
-    lists["methods"] = method_files(index, text)
-    lists["classes"] = class_files(index, text)
+    pairs = class_pairs(index, text)  # worked out once for both lists
+    lists["methods"] = method_files(index, text, pairs)
+    lists["classes"] = class_files(index, text, pairs)
     # Any list's head can put a test file in the fused head: map those test files.
     tests = {p for ranked in lists.values() for p in ranked[:2 * TESTED_DEPTH] if is_test_path(p)}
     tested = tested_sources(index, sorted(tests), is_test_path)
