@@ -19,6 +19,7 @@ from typing import Literal
 from codeloop.index import embeddings
 from codeloop.index.focus import code_like, code_words
 from codeloop.index.hits import ChunkHit
+from codeloop.index.pointers import path_stem
 from codeloop.index.rank import (
     LEXICAL_DEPTH,
     TEST_PRIOR,
@@ -47,6 +48,7 @@ _BOLD_EDGE = re.compile(r"[^/]\*\*$|^\*\*[^/]")
 _TEST_WORDS = frozenset({"test", "tests", "testing", "fixture", "fixtures", "conftest"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "changelog", "rst",
                         "tutorial", "example", "examples"})
+_ASKING_WORDS = _TEST_WORDS | _DOC_WORDS
 # A longer query is a sentence about the code ("I tested it with…", "the docs say…"):
 # there such words do not ask for test or doc files (measured on benchmarks/search_quality.py).
 ASKING_MAX_WORDS = 8
@@ -161,7 +163,7 @@ def intent_of(query: str, glob: str | None = None,
     if len(query.split()) <= ASKING_MAX_WORDS:
         for token in dict.fromkeys(_IDENTIFIER.findall(query)):  # each name looked up once
             parts = {w.lower() for w in _QUERY_WORD.findall(token)}
-            asking = parts & (_TEST_WORDS | _DOC_WORDS)
+            asking = parts & _ASKING_WORDS
             if asking - asked and (lookup is None or _asks(token, lookup(token))):
                 asked |= asking
     if glob is None:
@@ -173,7 +175,7 @@ def intent_of(query: str, glob: str | None = None,
 def _asks(token: str, found: Found) -> bool:
     """Whether an identifier holding an asking word asks for tests or docs: the word itself
     unless it is source code here, a longer name (`test_cse`) when the repository has it."""
-    if token.lower() in _TEST_WORDS | _DOC_WORDS:
+    if token.lower() in _ASKING_WORDS:
         return found != "source"
     return found is not None
 
@@ -210,9 +212,7 @@ def _file_stems(paths: list[str]) -> dict[str, Found]:
     when some source file has it (`rank.prior` 1), else "elsewhere"."""
     stems: dict[str, Found] = {}
     for path in paths:
-        *folders, name = path.split("/")
-        stem = name.rpartition(".")[0] or name
-        stem = (folders[-1] if stem == "__init__" and folders else stem).lower()
+        stem = path_stem(path).lower()
         if stems.get(stem) != "source":
             stems[stem] = "source" if prior(path) == 1.0 else "elsewhere"
     return stems

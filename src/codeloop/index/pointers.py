@@ -120,7 +120,7 @@ def class_pairs(index: RepoIndex, text: str) -> set[tuple[str, str]]:
     of that name, so `x.attribute` is not one."""
     pairs = _method_pairs(text)
     lower = {a for a, _ in pairs if not _capitalised(a)}
-    classes = _defined_classes(index, lower) if lower else set()
+    classes = set(_class_files(index, lower)) if lower else set()
     return {(a, b) for a, b in pairs if _capitalised(a) or a in classes}
 
 
@@ -141,12 +141,16 @@ def _pairs_defined(index: RepoIndex, pairs: set[tuple[str, str]]
     return files_of
 
 
-def _defined_classes(index: RepoIndex, names: set[str]) -> set[str]:
-    """Those of `names` that some file of the repository defines as a class."""
+def _class_files(index: RepoIndex, names: set[str]) -> dict[str, set[str]]:
+    """Each of `names` that the repository defines as a class, to the files defining it."""
     defined = index.files_defining(names)
     candidates = sorted({p for a in names for p in defined.get(a, [])})
-    return {d.name for defs in index.definitions_in(candidates).values() for d in defs
-            if d.kind == "class" and d.name in names}
+    files_of: dict[str, set[str]] = defaultdict(set)
+    for path, defs in index.definitions_in(candidates).items():
+        for d in defs:
+            if d.kind == "class" and d.name in names:
+                files_of[d.name].add(path)
+    return files_of
 
 
 def class_files(index: RepoIndex, text: str,
@@ -161,14 +165,7 @@ def class_files(index: RepoIndex, text: str,
     classes |= {a for a, _ in _pairs_defined(index, lower)}
     if not classes:
         return []
-    defined = index.files_defining(classes)
-    candidates = sorted({p for a in classes for p in defined.get(a, [])})
-    defs = index.definitions_in(candidates)
-    files_of: dict[str, set[str]] = defaultdict(set)
-    for path in candidates:
-        for d in defs[path]:
-            if d.kind == "class" and d.name in classes:
-                files_of[d.name].add(path)
+    files_of = _class_files(index, classes)
     out: dict[str, None] = {}
     for name in sorted(files_of):
         if len(files_of[name]) <= _SPECIFIC:
@@ -179,6 +176,13 @@ def class_files(index: RepoIndex, text: str,
 _TEST_STEM = re.compile(r"^test_(.+)$|^(.+?)(?:_tests?|\.test|\.spec)$")
 
 
+def path_stem(path: str) -> str:
+    """A file's name without its extension, its package's name for an `__init__`."""
+    folder, _, name = path.rpartition("/")
+    stem = name.rpartition(".")[0] or name
+    return folder.rpartition("/")[2] if stem == "__init__" and folder else stem
+
+
 def _stems(paths: list[str], is_test: Callable[[str], bool]) -> dict[str, list[str]]:
     """Each non-test file's stem (a package's name for its `__init__`), and each prefix of
     it that ends in `_`, to its files."""
@@ -186,10 +190,7 @@ def _stems(paths: list[str], is_test: Callable[[str], bool]) -> dict[str, list[s
     for p in paths:
         if is_test(p) or "." not in p.rsplit("/", 1)[-1]:
             continue
-        folder, _, name = p.rpartition("/")
-        stem = name.rsplit(".", 1)[0]
-        if stem == "__init__" and folder:
-            stem = folder.rpartition("/")[2]
+        stem = path_stem(p)
         out[stem].append(p)
         # `cse_main` is also found as `cse_` (what `test_cse.py` tests when no `cse.py`).
         for i, c in enumerate(stem):
