@@ -117,3 +117,16 @@ def test_rank_files_is_the_reordered_fusion_of_the_signals(repo: Path) -> None:
     index.update()
     text = "ShoppingCart.total_price ignores the discount from apply_discount"
     assert rank_files(index, text, limit=10) == order(signals(index, text), limit=10)
+
+
+def test_only_the_lists_the_models_were_checked_with_count_as_agreeing() -> None:
+    found = Signals({"chunks": ["pkg/a.py", "pkg/b.py"], "files": ["pkg/b.py", "pkg/a.py"]}, {})
+    column = FEATURES.index("lists_agree")
+    before = features(fuse(found), found, is_test_path)[:, column].tolist()
+    added = Signals({**found.lists, "title": ["pkg/a.py"], "new_list": ["pkg/a.py"]}, {})
+    # The new lists may move the fused order; each file's agreement stays what it was.
+    agree = dict(zip([p for p, _ in fuse(added)],
+                     features(fuse(added), added, is_test_path)[:, column].tolist(),
+                     strict=True))
+    assert before == [2.0, 2.0] and agree == {"pkg/a.py": 2.0, "pkg/b.py": 2.0}
+    assert fuse(added)[0][0] == "pkg/a.py"

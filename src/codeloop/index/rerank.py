@@ -32,6 +32,9 @@ FEATURES = ("place", "log_place", "relative_score", "lists_agree", "tested_by_he
             "test", "package_init", "depth")
 LISTS = ("files", "chunks", "mentions", "pagerank", "paths", "history", "frames", "modules",
          "methods")
+# The lists `lists_agree` counts: those of the benchmark run the weights were checked on. A
+# list added later changes nothing here until the models are learnt again with it.
+AGREE_LISTS = (*LISTS, "classes")
 LIST_DEPTH = 50  # a file's place in a list counts among that list's first LIST_DEPTH
 TOP = 5  # the places the second model orders
 HEAD_FEATURES = FEATURES + tuple(f"in_{name}" for name in LISTS)
@@ -57,8 +60,8 @@ def features(fused: list[tuple[str, float]], found: Signals,
     """One row of FEATURES per file of `fused` (best first), from the lists in `found`."""
     top = fused[0][1] if fused and fused[0][1] > 0 else 1.0
     agree: dict[str, int] = {}
-    for ranked in found.lists.values():
-        for path in ranked[:AGREE_DEPTH]:
+    for name in AGREE_LISTS:
+        for path in found.lists.get(name, [])[:AGREE_DEPTH]:
             agree[path] = agree.get(path, 0) + 1
     tested_by: dict[str, float] = {}
     for place, (path, _score) in enumerate(fused[:LIFT_DEPTH]):
