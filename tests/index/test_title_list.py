@@ -23,32 +23,35 @@ Options, options: each option is parsed and the parsed option is printed.
 """
 
 
-def _repo(root: Path) -> Path:
-    (root / "tool" / "tests").mkdir(parents=True)
-    (root / "tool" / "__init__.py").write_text("")
-    (root / "tool" / "options.py").write_text(
+# The repository: option parsing, configuration, the cache, and a test of the cache.
+FILES = {
+    "tool/__init__.py": "",
+    "tool/options.py": (
         "def parse_options(argv):\n"
         "    \"\"\"Parse each option and its option value from the command line.\"\"\"\n"
-        "    options = {}\n"
-        "    for option in argv:\n"
-        "        options[option] = parse_option_value(option)\n"
-        "    return options\n\n\n"
+        "    return {option: parse_option_value(option) for option in argv}\n\n\n"
         "def parse_option_value(option):\n"
-        "    return option.split('=')[-1]\n")
-    (root / "tool" / "config.py").write_text(
+        "    return option.split('=')[-1]\n"),
+    "tool/config.py": (
         "def read_config(path, verbose=False):\n"
         "    \"\"\"Read the settings of a configuration file.\"\"\"\n"
-        "    return open(path).read()\n")
-    (root / "tool" / "cache.py").write_text(
-        "import shutil\n\n\n"
+        "    return open(path).read()\n"),
+    "tool/cache.py": (
         "def cleanup(directory):\n"
         "    \"\"\"Remove the cache files under `directory`.\"\"\"\n"
         "    for entry in directory.iterdir():\n"
-        "        entry.unlink()\n")
-    (root / "tool" / "tests" / "test_cache.py").write_text(
+        "        entry.unlink()\n"),
+    "tool/tests/test_cache.py": (
         "from tool.cache import cleanup\n\n\n"
         "def test_cleanup_removes_cache_files(tmp_path):\n"
-        "    cleanup(tmp_path)  # cache files removed after cleanup\n")
+        "    cleanup(tmp_path)  # cache files removed after cleanup\n"),
+}
+
+
+def _repo(root: Path) -> Path:
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
     for args in (["init", "-q", "-b", "main"], ["add", "-A"],
                  ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "x"]):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
