@@ -29,6 +29,7 @@ from codeloop.index.rank import (
     is_packaging_path,
     is_test_path,
     prior,
+    query_prior,
     signals,
 )
 from codeloop.index.service import RepoIndex
@@ -52,9 +53,6 @@ _ASKING_WORDS = _TEST_WORDS | _DOC_WORDS
 # A longer query is a sentence about the code ("I tested it with…", "the docs say…"):
 # there such words do not ask for test or doc files (measured on benchmarks/search_quality.py).
 ASKING_MAX_WORDS = 8
-# Tests below source for a query: a step lower than for a task's text (`rank.TEST_PRIOR`),
-# since a model that wants tests says so (search_quality.py: hit@5 +0.01 over 0.6).
-QUERY_TEST_PRIOR = 0.45
 _QUERY_WORD = re.compile(r"[A-Za-z]+")
 # A name in a query, dots and dashes splitting it (`pytest.raises`, `--fixtures`).
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -93,7 +91,7 @@ class Intent:
         if self.glob is not None:
             return lambda _path: 1.0
         if not (self.tests or self.docs):
-            return _source_first
+            return query_prior
 
         def adjusted(path: str) -> float:
             base = prior(path)
@@ -146,10 +144,6 @@ class CodeSearch:
             said += (f" Only paths matching {self.intent.glob!r} were kept; "
                      f"{self.candidates} files matched without that filter.")
         return said
-
-
-def _source_first(path: str) -> float:
-    return QUERY_TEST_PRIOR if is_test_path(path) else prior(path)
 
 
 def intent_of(query: str, glob: str | None = None,
