@@ -93,3 +93,18 @@ def test_a_traceback_into_the_repository_leaves_the_title_out(tmp_path: Path) ->
     assert found.lists["frames"] == ["tool/options.py"]
     assert found.lists["title"] == []
     index.close()
+
+
+def test_the_title_list_follows_an_edit(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "repo")
+    index = RepoIndex(root)
+    index.update()
+    assert "tool/config.py" not in title_files(index, ISSUE)
+    # The config module's docstring now holds the title's words (its definitions stay as
+    # they were): the list kept for the title is not served after the change.
+    (root / "tool" / "config.py").write_text(
+        FILES["tool/config.py"].replace("Read the settings of a configuration file.",
+                                        "Cache files are removed after cleanup."))
+    index.notify_changed(["tool/config.py"])
+    assert "tool/config.py" in title_files(index, ISSUE)
+    index.close()

@@ -96,7 +96,7 @@ def prior(path: str) -> float:
 
 def query_prior(path: str) -> float:
     """`prior` for a short query (a model's, or a title): tests at QUERY_TEST_PRIOR."""
-    return QUERY_TEST_PRIOR if _TEST_PATH.search(path) else prior(path)
+    return QUERY_TEST_PRIOR if is_test_path(path) else prior(path)
 
 
 @dataclass
@@ -182,8 +182,13 @@ def title_files(index: RepoIndex, text: str) -> list[str]:
     if "\n" not in text:
         return []
     title = title_of(text)
-    lists, scores = _matching_lists(index, title, focus_of(index, title))
-    return [p for p, _ in fuse(Signals(lists, scores), TITLE_DEPTH, priors=query_prior)]
+    # A session ranks its task again every turn: the same title, until the index changes.
+    known: dict[str, list[str]] = index.memo("title_files", dict)
+    if title not in known:
+        lists, scores = _matching_lists(index, title, focus_of(index, title))
+        known[title] = [p for p, _ in fuse(Signals(lists, scores), TITLE_DEPTH,
+                                           priors=query_prior)]
+    return list(known[title])
 
 
 def fuse(found: Signals, limit: int = 50, weights: dict[str, float] | None = None,
