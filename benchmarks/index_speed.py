@@ -213,7 +213,7 @@ def refresh_context(index: Any, path: str) -> object:
 
     text = "\n".join([path, " ".join(names_used_by(index, [path]))])
     return build_task_context(index, text, 3_000, map_share=0.5,
-                              seen=Seen(spans={path: [(1, WHOLE)]}))
+                              seen=Seen(spans={path: [(1, WHOLE)]}), titled=False)
 
 
 def session_start(root: Path, tmp: Path) -> dict[str, Any]:

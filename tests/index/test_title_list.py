@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from codeloop.index.rank import WEIGHTS, fuse, signals, title_files
+from codeloop.index.rank import WEIGHTS, fuse, order, rank_files, signals, title_files
 from codeloop.index.service import RepoIndex
 
 # An issue whose body (the reporter's example, its output) is all about parsing options,
@@ -107,4 +107,16 @@ def test_the_title_list_follows_an_edit(tmp_path: Path) -> None:
                                         "Cache files are removed after cleanup."))
     index.notify_changed(["tool/config.py"])
     assert "tool/config.py" in title_files(index, ISSUE)
+    index.close()
+
+
+def test_a_text_that_is_not_a_task_has_no_title(tmp_path: Path) -> None:
+    """A session's per-turn focus (the paths just read, the names they use) is not a task:
+    its first line is a path, not a title, and the refresh asks for no title list."""
+    index = RepoIndex(_repo(tmp_path / "repo"))
+    index.update()
+    assert signals(index, ISSUE, titled=False).lists["title"] == []
+    assert rank_files(index, ISSUE, titled=False) == order(signals(index, ISSUE, titled=False))
+    assert rank_files(index, ISSUE)[0][0] == "tool/cache.py"
+    assert rank_files(index, ISSUE, titled=False)[0][0] == "tool/options.py"
     index.close()

@@ -61,21 +61,23 @@ def number_lines(lines: Sequence[str], first: int) -> str:
 def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
                        counter: TokenCounter | None = None,
                        map_share: float = MAP_SHARE, seen: Seen | None = None,
-                       semantic: bool = False) -> TaskContext:
+                       semantic: bool = False, titled: bool = True) -> TaskContext:
     """Repo map (a `map_share` of the budget) then code for `task`, never over the budget;
-    nothing `seen` already shows, and the ranking fused with embeddings if `semantic`."""
+    nothing `seen` already shows, and the ranking fused with embeddings if `semantic`
+    (`titled`: see `rank.signals`)."""
     with index.reading():
         return _build(index, task, budget_tokens, counter or get_counter(), map_share,
-                      seen or Seen(), semantic)
+                      seen or Seen(), semantic, titled)
 
 
 def _build(index: RepoIndex, task: str, budget_tokens: int, counter: TokenCounter,
-           map_share: float, seen: Seen, semantic: bool) -> TaskContext:
+           map_share: float, seen: Seen, semantic: bool, titled: bool) -> TaskContext:
     task = without_reports(task)
     focus = focus_of(index, task)
     # One BM25 pass serves the ranking and the snippets; snippets are hash-checked when read.
     chunk_hits = index.search(task, LEXICAL_DEPTH, verify=False)
-    ranked = rank_files(index, task, limit=LEXICAL_DEPTH, focus=focus, chunk_hits=chunk_hits)
+    ranked = rank_files(index, task, limit=LEXICAL_DEPTH, focus=focus, chunk_hits=chunk_hits,
+                        titled=titled)
     if semantic:
         ranked = with_embeddings(index, task, ranked, limit=LEXICAL_DEPTH)
     unseen = [(p, s) for p, s in ranked if p not in seen.outlined and not seen.covers(p, 1, WHOLE)]

@@ -110,10 +110,12 @@ class Signals:
 
 
 def rank_files(index: RepoIndex, text: str, limit: int = 50, focus: Focus | None = None,
-               chunk_hits: list[ChunkHit] | None = None) -> list[tuple[str, float]]:
+               chunk_hits: list[ChunkHit] | None = None,
+               titled: bool = True) -> list[tuple[str, float]]:
     """The files most relevant to `text`, best first, with fused scores. `chunk_hits` are
-    the caller's `index.search(text, LEXICAL_DEPTH, verify=False)` if it has them."""
-    return order(signals(index, text, focus, chunk_hits), limit)
+    the caller's `index.search(text, LEXICAL_DEPTH, verify=False)` if it has them;
+    `titled`: whether the text's first line is a title (`signals`)."""
+    return order(signals(index, text, focus, chunk_hits, titled), limit)
 
 
 def order(found: Signals, limit: int = 50) -> list[tuple[str, float]]:
@@ -122,8 +124,10 @@ def order(found: Signals, limit: int = 50) -> list[tuple[str, float]]:
 
 
 def signals(index: RepoIndex, text: str, focus: Focus | None = None,
-            chunk_hits: list[ChunkHit] | None = None) -> Signals:
-    """Every ranked list `rank_files` fuses (see the module docstring)."""
+            chunk_hits: list[ChunkHit] | None = None, titled: bool = True) -> Signals:
+    """Every ranked list `rank_files` fuses (see the module docstring). A text that is not
+    a task or an issue (a session's per-turn focus: paths and names) is not `titled`: its
+    first line gets no list of its own."""
     text = without_reports(text)
     focus = focus if focus is not None else focus_of(index, text)
     matching, scores = _matching_lists(index, text, focus, chunk_hits)
@@ -153,7 +157,7 @@ def signals(index: RepoIndex, text: str, focus: Focus | None = None,
     tested = tested_sources(index, sorted(tests), is_test_path)
     # A traceback into the repository is the precise pointer: there the title's list cost
     # recall (localize.py: 97 such issues, 0.892 -> 0.882; the other 250, 0.742 -> 0.777).
-    lists["title"] = [] if lists["frames"] else title_files(index, text)
+    lists["title"] = title_files(index, text) if titled and not lists["frames"] else []
     return Signals(lists, scores, tested)
 
 

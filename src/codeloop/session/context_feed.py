@@ -143,19 +143,19 @@ class ContextFeed:
         # The files and what they use from elsewhere: the definitions the model will need
         # next (the task itself was ranked for in the first context).
         text = "\n".join([*focus, " ".join(names_used_by(index, paths))])
-        built = self._build(index, text, budget, 0.5, seen_in(state))
+        built = self._build(index, text, budget, 0.5, seen_in(state), titled=False)
         if built is None or (not built[0].snippets and not built[0].repo_map.files):
             return []
         return [self._event("refresh", built, focus, budget)]
 
-    def _build(self, index: RepoIndex, text: str, budget: int, share: float, seen: Seen
-               ) -> tuple[TaskContext, float] | None:
+    def _build(self, index: RepoIndex, text: str, budget: int, share: float, seen: Seen,
+               titled: bool = True) -> tuple[TaskContext, float] | None:
         """The context and its build time; None when the index failed under it (the
         session goes on with the search tools, which say what is wrong)."""
         begin = time.perf_counter()
         try:
             context = build_task_context(index, text, budget, get_counter(), share, seen,
-                                         semantic=self.semantic)
+                                         semantic=self.semantic, titled=titled)
         except (CodeloopError, OSError, sqlite3.Error):
             return None
         return context, (time.perf_counter() - begin) * 1000
