@@ -27,6 +27,7 @@ from codeloop.index import store
 from codeloop.index.definitions import SQL_BATCH, Definitions
 from codeloop.index.derived import DerivedStructures
 from codeloop.index.graph import FileGraph, files_defining
+from codeloop.index.heap import return_large_frees
 from codeloop.index.history import CommitSearch, git_head
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.lines import RecentLines, stat_key
@@ -56,6 +57,7 @@ class RepoIndex:
     def __init__(self, root: Path, cache: Path | None = None,
                  sweep_interval: float = SWEEP_INTERVAL_S, background_sweeps: bool = False,
                  seed: Path | None = None) -> None:
+        return_large_frees()  # the index's rebuilt arrays would otherwise stay resident
         self.root = root.resolve()
         # Every read of the tree goes through here: a link in it is never followed.
         self.fs = SafeRoot(self.root)
