@@ -12,7 +12,9 @@ import argparse
 import hashlib
 import json
 import re
+import shutil
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -121,18 +123,26 @@ def in_commit_order(rows: list[dict[str, Any]], mirrors: Path) -> list[dict[str,
 
 
 def checkout(mirror: Path, work: Path, commit: str) -> Path:
-    if not (work / ".git").exists():
-        work.parent.mkdir(parents=True, exist_ok=True)
-        git(["clone", "-q", "--shared", "--no-checkout", str(mirror), str(work)])
-        (work / ".git" / "info").mkdir(exist_ok=True)
-        (work / ".git" / "info" / "exclude").write_text(".aider*\n")
-    # Mirrors may lack their largest blobs (data files); a checkout that reached the commit
-    # but could not write those files is still good for code search.
-    subprocess.run(["git", "checkout", "-q", "-f", "--detach", commit], cwd=work,
-                   capture_output=True, check=False)
-    if git(["rev-parse", "HEAD"], cwd=work).strip() != commit:
-        raise RuntimeError(f"could not check out {commit} in {work}")
-    return work
+    """`work`, a clone of `mirror`, at `commit`; a clone that cannot move there (a run
+    killed mid-checkout leaves git's index lock behind) is cloned again, once."""
+    for attempt in range(2):
+        if not (work / ".git").exists():
+            work.parent.mkdir(parents=True, exist_ok=True)
+            git(["clone", "-q", "--shared", "--no-checkout", str(mirror), str(work)])
+            (work / ".git" / "info").mkdir(exist_ok=True)
+            (work / ".git" / "info" / "exclude").write_text(".aider*\n")
+        # Mirrors may lack their largest blobs (data files); a checkout that reached the
+        # commit but could not write those files is still good for code search.
+        subprocess.run(["git", "checkout", "-q", "-f", "--detach", commit], cwd=work,
+                       capture_output=True, check=False)
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
+                              text=True, check=False).stdout.strip()
+        if head == commit:
+            return work
+        if attempt == 0:
+            print(f"{work}: could not move to {commit}; cloning it again", file=sys.stderr)
+            shutil.rmtree(work)
+    raise RuntimeError(f"could not check out {commit} in {work}")
 
 
 def source_files(paths: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from swebench_repos import checkout
 
 from codeloop.index import embeddings
 
@@ -100,3 +101,17 @@ def test_instance_runs_only_those_and_an_unknown_id_is_refused(
         assert proc.returncode != 0
         assert "--instance acme__shop-9: not among the instances" in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_a_checkout_left_locked_by_a_killed_run_is_cloned_again(
+        tiny_suite: tuple[Path, Path, str], tmp_path: Path) -> None:
+    _instances, mirrors, commit = tiny_suite
+    mirror, work = mirrors / "acme+shop" / "repo", tmp_path / "w" / "acme+shop"
+    checkout(mirror, work, commit)
+    subprocess.run(["git", "checkout", "-q", "--orphan", "elsewhere"], cwd=work, check=True)
+    # What a run killed inside `git checkout` leaves: the lock makes every later checkout fail.
+    (work / ".git" / "index.lock").write_text("")
+    assert checkout(mirror, work, commit) == work
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert head == commit and (work / "shop" / "cart.py").is_file()
