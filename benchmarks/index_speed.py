@@ -1,6 +1,7 @@
 """Index speed: cold build (and searches during it, from the partial index), incremental
-update, tool latency, context build time (the task context and a per-turn refresh), peak
-memory, and a session's time to its first model call.
+update, tool latency, context build time (the task context and a per-turn refresh, also
+the refresh right after an edit that adds a function), peak memory, and a session's time
+to its first model call.
 
 Targets: sympy (a clone of the bare mirror, with its history, at a commit) and a
 generated tree of `--files` small Python files. Each target runs in its own subprocess so
@@ -157,6 +158,18 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
     refresh_context(index, paths[0])  # its first call builds a name table, as a session's would
     results["context_refresh"] = timed(lambda p: refresh_context(index, p),
                                        [rng.choice(paths) for _ in range(max(10, iterations // 10))])
+
+    def edit_then_refresh(rel: str) -> None:
+        """The model adds a function to a file; the next turn's refresh follows the edit."""
+        with (root / rel).open("a") as fh:
+            fh.write(f"\n\ndef added_by_benchmark_{len(rel)}_{rng.randrange(10**6)}():\n"
+                     "    return 0\n")
+        index.notify_changed([rel])
+        refresh_context(index, rel)
+
+    py_files = [p for p in paths if p.endswith(".py")]
+    results["context_refresh_after_edit"] = timed(
+        edit_then_refresh, [rng.choice(py_files) for _ in range(max(10, iterations // 10))])
     results["incremental_update_ms"] = round(statistics.median(one), 2)
     results["sweep_update_ms"] = round(statistics.median(sweep), 2)
     index.close()
@@ -349,7 +362,7 @@ def main() -> None:
               f"incremental {r['incremental_update_ms']} ms (sweep {r['sweep_update_ms']} ms), "
               f"peak RSS {r['peak_rss_mb']} MB")
         for tool in ("search_code", "find_symbol", "grep", "read_file", "context_build",
-                     "context_refresh"):
+                     "context_refresh", "context_refresh_after_edit"):
             print(f"  {tool:>14}: median {r[tool]['p50']} ms  p95 {r[tool]['p95']} ms  "
                   f"(CPU median {r[tool]['cpu_p50']} ms  p95 {r[tool]['cpu_p95']} ms)")
 
@@ -367,6 +380,8 @@ def main() -> None:
             f"{prefix}context_build_cpu_p95_ms": r["context_build"]["cpu_p95"],
             f"{prefix}context_refresh_p50_ms": r["context_refresh"]["p50"],
             f"{prefix}context_refresh_p95_ms": r["context_refresh"]["p95"],
+            f"{prefix}context_refresh_after_edit_p50_ms": r["context_refresh_after_edit"]["p50"],
+            f"{prefix}context_refresh_after_edit_p95_ms": r["context_refresh_after_edit"]["p95"],
             f"{prefix}incremental_update_ms": r["incremental_update_ms"],
             f"{prefix}sweep_update_ms": r["sweep_update_ms"],
             f"{prefix}cold_index_s": r["cold_index_s"],

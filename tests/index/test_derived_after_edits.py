@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from codeloop.index import derived
 from codeloop.index.graph import FileGraph, build_graph
 from codeloop.index.service import RepoIndex
 
@@ -21,6 +24,14 @@ def walk_matrix(graph: FileGraph) -> dict[tuple[str, str], float]:
     coo = graph.walk.tocoo()
     return {(graph.paths[c], graph.paths[r]): round(float(v), 6)
             for r, c, v in zip(coo.row, coo.col, coo.data, strict=True)}
+
+
+def assert_as_a_build_gives(graph: FileGraph, index: RepoIndex) -> None:
+    fresh = build_graph(index.db)
+    assert edges(graph) == edges(fresh)
+    assert walk_matrix(graph) == walk_matrix(fresh)
+    assert list(graph.out_weight) == list(fresh.out_weight)
+    assert graph.shapes == fresh.shapes
 
 
 def small_repo(tmp_path: Path) -> Path:
@@ -58,17 +69,44 @@ def test_an_edit_updates_the_graph_and_definitions_as_a_rebuild_would(tmp_path: 
     assert (total.name, total.start_line) == ("total", 5)
     assert index.memo("path_set", frozenset) is path_set  # no file came or went
 
-    # A new name defined: other files' edges can change, so the graph is built again.
+    # A new name defined: the edges of the files referring to it change too (the cart's
+    # `to_cents` now has two definers, each edge half the weight), and only theirs.
+    (root / "pkg" / "tax.py").write_text("def vat(x):\n    return x * 0.2\n\n\n"
+                                         "def to_cents(x):\n    return 0\n")
+    index.notify_changed(["pkg/tax.py"])
+    renamed = index.graph()
+    assert renamed.paths is before.paths  # updated, not rebuilt
+    assert_as_a_build_gives(renamed, index)
+    assert {e for e in edges(renamed) if e[0] == "pkg/cart.py" and e[3] == "to_cents"} == {
+        ("pkg/cart.py", "pkg/money.py", 0.5, "to_cents"),
+        ("pkg/cart.py", "pkg/tax.py", 0.5, "to_cents")}
+    assert [d.name for d in index.definitions_in(["pkg/tax.py"])["pkg/tax.py"]] == \
+        ["vat", "to_cents"]
+    assert index.memo("path_set", frozenset) is path_set  # other names, the same files
+    # ... and a name no longer defined: the cart's edge goes back to one definer.
+    (root / "pkg" / "tax.py").write_text("def vat(x):\n    return x * 0.2\n")
+    index.notify_changed(["pkg/tax.py"])
+    assert_as_a_build_gives(index.graph(), index)
+    assert ("pkg/cart.py", "pkg/money.py", 1.0, "to_cents") in edges(index.graph())
+
+    (root / "pkg" / "new.py").write_text("def fresh():\n    return 1\n")
+    index.notify_changed(["pkg/new.py"])
+    assert "pkg/new.py" in index.memo("path_set", lambda: frozenset(index.paths()))
+    index.close()
+
+
+def test_a_name_that_many_files_refer_to_has_the_graph_built_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = small_repo(tmp_path)
+    index = RepoIndex(root)
+    index.update()
+    before = index.graph()
+    # Redoing every referring file would cost more than a build past this many files.
+    monkeypatch.setattr(derived, "REDO_FILES", 0)
     (root / "pkg" / "tax.py").write_text("def vat(x):\n    return x * 0.2\n\n\n"
                                          "def to_cents(x):\n    return 0\n")
     index.notify_changed(["pkg/tax.py"])
     rebuilt = index.graph()
     assert rebuilt.paths is not before.paths
-    assert edges(rebuilt) == edges(build_graph(index.db))
-    assert [d.name for d in index.definitions_in(["pkg/tax.py"])["pkg/tax.py"]] == \
-        ["vat", "to_cents"]
-
-    (root / "pkg" / "new.py").write_text("def fresh():\n    return 1\n")
-    index.notify_changed(["pkg/new.py"])
-    assert "pkg/new.py" in index.memo("path_set", lambda: frozenset(index.paths()))
+    assert_as_a_build_gives(rebuilt, index)
     index.close()

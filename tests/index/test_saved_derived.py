@@ -117,6 +117,21 @@ def test_an_edit_while_open_is_in_the_graph_the_next_open_loads(repo: Path,
     warm.close()
 
 
+def test_a_name_defined_while_open_is_in_the_graph_the_next_open_loads(
+        repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    index = opened(repo, cache)
+    before = index.graph()
+    # pricing.py now also defines `add_item`, which the cart calls on itself.
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + "\n\ndef add_item(item):\n    return item\n")
+    index.notify_changed(["shop/pricing.py"])
+    assert_as_built(index)
+    assert index.graph().paths is before.paths  # updated, not built again
+    index.close()
+    assert_opens_as_built(repo, cache, "stored")
+
+
 def test_a_file_changed_while_closed_has_its_edges_redone_not_the_whole_graph(
         repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"

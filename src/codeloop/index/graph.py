@@ -143,13 +143,17 @@ def build_graph(db: sqlite3.Connection) -> FileGraph:
 
 
 def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str]) -> FileGraph:
-    """`graph` with the outgoing edges of `paths` read again from the store: after edits that
-    kept the set of files and the names each defines (the rest of the graph is the same),
-    ~50 times cheaper than `build_graph` on sympy."""
+    """`graph` with the outgoing edges and the names of `paths` read again from the store,
+    ~50 times cheaper than `build_graph` on sympy. The rest of the graph must be the same:
+    the set of files is, and a file referring to a name whose definers changed is in
+    `paths` (`files_referring`)."""
     ids = [graph.index[p] for p in paths if p in graph.index]
     keep = ~np.isin(graph.src, ids)
     out = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
-                    graph.edge_name, dict(graph.names), graph.shapes)
+                    graph.edge_name, dict(graph.names), list(graph.shapes))
+    for i in ids:
+        out.shapes[i] = shape_digest([str(r[0]) for r in db.execute(
+            "SELECT name FROM defs WHERE path=?", (graph.paths[i],))])
     refs = {path: [(str(n), int(c)) for n, c in db.execute(
         "SELECT name, COUNT(*) FROM refs WHERE path=? GROUP BY name", (path,))]
         for path in sorted(paths)}
@@ -182,6 +186,18 @@ def files_defining(db: sqlite3.Connection, names: set[str]) -> dict[str, list[st
                                      f"({','.join('?' * len(batch))})", batch):
             out[str(name)].append(str(path))
     return dict(out)
+
+
+def files_referring(db: sqlite3.Connection, names: set[str]) -> set[str]:
+    """The files referring to any of `names`."""
+    wanted = sorted(names)
+    out: set[str] = set()
+    for i in range(0, len(wanted), _SQL_BATCH):
+        batch = wanted[i:i + _SQL_BATCH]
+        out.update(str(r[0]) for r in db.execute(
+            f"SELECT DISTINCT path FROM refs WHERE name IN ({','.join('?' * len(batch))})",
+            batch))
+    return out
 
 
 def shape_digest(names: list[str]) -> str:

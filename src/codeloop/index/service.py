@@ -36,7 +36,7 @@ from codeloop.index.sweep import BuildProgress, SweepTarget, run_sweep
 from codeloop.index.term_indexes import TermIndexes
 from codeloop.index.terms import query_terms
 from codeloop.index.walker import is_ignored
-from codeloop.index.writer import IndexWriter, parse
+from codeloop.index.writer import Change, IndexWriter, parse
 from codeloop.workspace.errors import UnsafePath
 from codeloop.workspace.hostfs import SafeRoot
 
@@ -173,14 +173,14 @@ class RepoIndex:
             finally:
                 copy.close()
 
-    def _changed(self, rel: str, structural: bool) -> None:
+    def _changed(self, rel: str, change: Change) -> None:
         """After a file's rows changed (under the lock): drop or mark what derives from them."""
         self._generation += 1
         self._memo.clear()
         self._definitions.edited(rel)
-        if structural:
+        if change.files:  # the path memos are made of the set of files alone
             self._path_memo.clear()
-        self.derived.changed(rel, structural)
+        self.derived.changed(rel, change)
 
     def memo(self, name: str, factory: Callable[[], T]) -> T:
         """A value derived from the index, cached until the next change (of the set of

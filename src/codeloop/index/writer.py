@@ -45,14 +45,26 @@ def parse(fs: SafeRoot, rel: str, old_hash: str | None) -> Parsed | None:
     return Parsed(st.st_size, st.st_mtime_ns, digest, analysis)
 
 
+@dataclass(frozen=True)
+class Change:
+    """What a file's new rows change besides its content: the set of indexed files
+    (`files`), or the names it defines (`names`: those it began or stopped defining)."""
+
+    files: bool
+    names: frozenset[str] = frozenset()
+
+    @property
+    def structural(self) -> bool:
+        """Whether what the file graph and the path tables are made of changed."""
+        return self.files or bool(self.names)
+
+
 class IndexWriter:
     """Stores parsed files in the SQLite store and the term indexes; the caller holds the
-    index's lock and a transaction. `changed(path, structural)` runs after every change;
-    `structural` when the set of indexed files or the names the file defines changed (what
-    the file graph and the path tables are made of), not only its content."""
+    index's lock and a transaction. `changed(path, change)` runs after every change."""
 
     def __init__(self, db: sqlite3.Connection, terms: TermIndexes,
-                 changed: Callable[[str, bool], None]) -> None:
+                 changed: Callable[[str, Change], None]) -> None:
         self.db, self.terms, self.changed = db, terms, changed
 
     def apply(self, rel: str, old_hash: str | None, parsed: Parsed | None) -> str:
@@ -66,17 +78,19 @@ class IndexWriter:
                             (parsed.size, parsed.mtime_ns, rel))
             return "same"
         a = parsed.analysis
-        structural = old_hash is None or self._shape(rel) != (
-            a.indexed, {d.name for d in a.symbols.definitions})
+        change = Change(files=True)
         if old_hash is not None:
+            indexed, names = self._shape(rel)
+            defined = {d.name for d in a.symbols.definitions}
+            change = Change(files=indexed != a.indexed, names=frozenset(names ^ defined))
             self._delete(rel)
         self._insert(rel, parsed.size, parsed.mtime_ns, parsed.digest, a)
-        self.changed(rel, structural)
+        self.changed(rel, change)
         return "added" if old_hash is None else "changed"
 
     def drop(self, rel: str) -> None:
         self._delete(rel)
-        self.changed(rel, True)
+        self.changed(rel, Change(files=True))
 
     def _shape(self, rel: str) -> tuple[bool, set[str]]:
         """Whether the stored file is indexed, and the names it defines."""
