@@ -110,3 +110,33 @@ def test_a_name_that_many_files_refer_to_has_the_graph_built_again(
     assert rebuilt.paths is not before.paths
     assert_as_a_build_gives(rebuilt, index)
     index.close()
+
+
+def test_a_new_file_joins_the_graph_as_a_rebuild_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = small_repo(tmp_path)
+    # The cart imports a module that does not exist yet: no edge for it.
+    (root / "pkg" / "cart.py").write_text(
+        "from pkg.money import to_cents\nfrom pkg.rates import rate\n\n\ndef total(items):\n"
+        "    return to_cents(sum(items)) * rate()\n")
+    index = RepoIndex(root)
+    index.update()
+    index.graph()
+
+    def no_build(*_args: object) -> None:
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(derived, "build_graph", no_build)
+    # The new module is imported by the cart and defines a second `to_cents`.
+    (root / "pkg" / "rates.py").write_text(
+        "def rate():\n    return 1\n\n\ndef to_cents(x):\n    return x\n")
+    index.notify_changed(["pkg/rates.py"])
+    graph = index.graph()
+    assert graph.paths == sorted(graph.paths) and "pkg/rates.py" in graph.index
+    monkeypatch.undo()
+    assert_as_a_build_gives(graph, index)
+    assert {e for e in edges(graph) if e[0] == "pkg/cart.py"} >= {
+        ("pkg/cart.py", "pkg/rates.py", 1.0, "<import>"),
+        ("pkg/cart.py", "pkg/rates.py", 0.5, "to_cents"),
+        ("pkg/cart.py", "pkg/money.py", 0.5, "to_cents")}
+    index.close()

@@ -11,7 +11,13 @@ import threading
 from pathlib import Path
 
 from codeloop.index import graph_store, history
-from codeloop.index.graph import FileGraph, build_graph, files_referring, with_file_edges
+from codeloop.index.graph import (
+    FileGraph,
+    build_graph,
+    files_importing,
+    files_referring,
+    with_file_edges,
+)
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.writer import Change
 
@@ -31,6 +37,7 @@ class DerivedStructures:
         self._graph: FileGraph | None = None
         self._edited: set[str] = set()
         self._renamed: set[str] = set()  # names the edited files began or stopped defining
+        self._added: set[str] = set()  # edited files that are new
         self._saved = True
         self._history: tuple[str | None, CommitSearch] | None = None
         # How the ones in memory were made: "built", "stored" or "stored+updated" (the saved
@@ -39,16 +46,20 @@ class DerivedStructures:
         self.history_origin: str | None = None
 
     def changed(self, rel: str, change: Change) -> None:
-        """A file's rows changed (the caller holds the lock): a change in the set of files
-        drops the graph; any other marks the file's edges to redo, and with them, when it
-        began or stopped defining names, those of the files referring to those names."""
-        if change.files:
+        """A file's rows changed (the caller holds the lock): a file gone drops the graph;
+        any other change marks the file's edges to redo, and with them, when it began or
+        stopped defining names, those of the files referring to those names (and for a new
+        file, of those whose imports may name it)."""
+        if change.files and not change.added:
             self._graph = None
             self._edited.clear()
             self._renamed.clear()
+            self._added.clear()
         elif self._graph is not None:
             self._edited.add(rel)
             self._renamed |= change.names
+            if change.added:
+                self._added.add(rel)
 
     def graph(self) -> FileGraph:
         """The file graph: from the store when saved for these files, else built."""
@@ -57,7 +68,7 @@ class DerivedStructures:
                 self._graph = self._updated(self._graph)
             if self._graph is None:
                 self._graph = self._stored_or_built()
-            self._edited, self._renamed = set(), set()
+            self._edited, self._renamed, self._added = set(), set(), set()
             return self._graph
 
     def _updated(self, graph: FileGraph) -> FileGraph | None:
@@ -67,10 +78,12 @@ class DerivedStructures:
         redo = set(self._edited)
         if self._renamed:
             redo |= files_referring(self.db, self._renamed)
+        if self._added:
+            redo |= files_importing(self.db, self._added)
         if len(redo) > max(REDO_FILES, len(graph.paths) // REDO_SHARE):
             return None
         self._saved = False
-        return with_file_edges(graph, self.db, redo)
+        return with_file_edges(graph, self.db, redo, self._added)
 
     def _stored_or_built(self) -> FileGraph:
         files = graph_store.indexed_files(self.db)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import posixpath
 import sqlite3
 from array import array
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -142,11 +144,15 @@ def build_graph(db: sqlite3.Connection) -> FileGraph:
     return graph
 
 
-def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str]) -> FileGraph:
-    """`graph` with the outgoing edges and the names of `paths` read again from the store,
-    ~50 times cheaper than `build_graph` on sympy. The rest of the graph must be the same:
-    the set of files is, and a file referring to a name whose definers changed is in
-    `paths` (`files_referring`)."""
+def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
+                    added: Collection[str] = ()) -> FileGraph:
+    """`graph` with the files `added` and the outgoing edges and the names of `paths` read
+    again from the store, ~50 times cheaper than `build_graph` on sympy. The rest of the
+    graph must be the same: `paths` holds the added files, every file referring to a name
+    whose definers changed (`files_referring`) and every file whose imports may now name an
+    added one (`files_importing`)."""
+    if added:
+        graph = _with_paths(graph, set(added))
     ids = [graph.index[p] for p in paths if p in graph.index]
     keep = ~np.isin(graph.src, ids)
     out = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
@@ -173,6 +179,17 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str]) -
     return out
 
 
+def _with_paths(graph: FileGraph, added: set[str]) -> FileGraph:
+    """`graph`'s edges over its files and `added` (edgeless for now), in path order; its
+    derived arrays are left for the caller to redo."""
+    paths = sorted({*graph.paths, *added})
+    index = {p: i for i, p in enumerate(paths)}
+    moved = np.array([index[p] for p in graph.paths], dtype=np.int64)
+    shape_of = dict(zip(graph.paths, graph.shapes, strict=True))
+    return FileGraph(paths, index, moved[graph.src], moved[graph.dst], graph.weight,
+                     graph.edge_name, graph.names, [shape_of.get(p, "") for p in paths])
+
+
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 
 
@@ -197,6 +214,21 @@ def files_referring(db: sqlite3.Connection, names: set[str]) -> set[str]:
         out.update(str(r[0]) for r in db.execute(
             f"SELECT DISTINCT path FROM refs WHERE name IN ({','.join('?' * len(batch))})",
             batch))
+    return out
+
+
+def files_importing(db: sqlite3.Connection, paths: set[str]) -> set[str]:
+    """The files with an import that may name one of `paths` (a superset: any import ending
+    in the file's stem, or its folder's for a package's `__init__` or `index`)."""
+    out: set[str] = set()
+    for path in paths:
+        folder, name = posixpath.split(path)
+        stem = posixpath.splitext(name)[0]
+        if stem in ("__init__", "index") and folder:
+            stem = posixpath.basename(folder)
+        out.update(str(r[0]) for r in db.execute(
+            "SELECT DISTINCT path FROM imports WHERE module LIKE ? ESCAPE '\\'",
+            ("%" + stem.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"),)))
     return out
 
 

@@ -52,6 +52,7 @@ class Change:
 
     files: bool
     names: frozenset[str] = frozenset()
+    added: bool = False  # with `files`: an indexed file that was not there before
 
     @property
     def structural(self) -> bool:
@@ -78,7 +79,8 @@ class IndexWriter:
                             (parsed.size, parsed.mtime_ns, rel))
             return "same"
         a = parsed.analysis
-        change = Change(files=True)
+        change = Change(files=True, names=frozenset(d.name for d in a.symbols.definitions),
+                        added=a.indexed)
         if old_hash is not None:
             indexed, names = self._shape(rel)
             defined = {d.name for d in a.symbols.definitions}
