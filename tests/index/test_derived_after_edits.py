@@ -140,3 +140,36 @@ def test_a_new_file_joins_the_graph_as_a_rebuild_would(
         ("pkg/cart.py", "pkg/rates.py", 0.5, "to_cents"),
         ("pkg/cart.py", "pkg/money.py", 0.5, "to_cents")}
     index.close()
+
+
+def test_every_import_form_finds_a_file_added_later(tmp_path: Path) -> None:
+    """One importer per form, Python (absolute, relative) and JS (bare, with its
+    extension, a folder's index): each one's edge to its new file is there, as a build
+    would have it."""
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "web" / "widgets").mkdir(parents=True)
+    importers = {"app/one.py": "import app.tools\n",
+                 "app/two.py": "from .helpers import helper\n",
+                 "web/one.js": "import { a } from './util';\n",
+                 "web/two.js": "import { b } from './format.js';\n",
+                 "web/three.js": "import { c } from './widgets';\n"}
+    for rel, text in importers.items():
+        (root / rel).write_text(text)
+    index = RepoIndex(root)
+    index.update()
+    before = index.graph()
+    added = {"app/tools.py": "TOOL = 1\n", "app/helpers.py": "HELP = 1\n",
+             "web/util.js": "export const a = 1;\n", "web/format.js": "export const b = 2;\n",
+             "web/widgets/index.js": "export const c = 3;\n"}
+    for rel, text in added.items():
+        (root / rel).write_text(text)
+    index.notify_changed(list(added))
+    graph = index.graph()
+    assert graph.paths is not before.paths and set(added) <= set(graph.paths)
+    assert_as_a_build_gives(graph, index)
+    assert {(s, d) for s, d, _, name in edges(graph) if name == "<import>"} == {
+        ("app/one.py", "app/tools.py"), ("app/two.py", "app/helpers.py"),
+        ("web/one.js", "web/util.js"), ("web/two.js", "web/format.js"),
+        ("web/three.js", "web/widgets/index.js")}
+    index.close()

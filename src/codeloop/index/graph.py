@@ -219,7 +219,7 @@ def files_referring(db: sqlite3.Connection, names: set[str]) -> set[str]:
 
 def files_importing(db: sqlite3.Connection, paths: set[str]) -> set[str]:
     """The files with an import that may name one of `paths` (a superset: any import ending
-    in the file's stem, or its folder's for a package's `__init__` or `index`)."""
+    in the file's name or stem, or its folder's for a package's `__init__` or `index`)."""
     out: set[str] = set()
     for path in paths:
         folder, name = posixpath.split(path)
@@ -227,9 +227,14 @@ def files_importing(db: sqlite3.Connection, paths: set[str]) -> set[str]:
         if stem in ("__init__", "index") and folder:
             stem = posixpath.basename(folder)
         out.update(str(r[0]) for r in db.execute(
-            "SELECT DISTINCT path FROM imports WHERE module LIKE ? ESCAPE '\\'",
-            ("%" + stem.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"),)))
+            "SELECT DISTINCT path FROM imports WHERE module LIKE ? ESCAPE '\\' "
+            "OR module LIKE ? ESCAPE '\\'", (_ending(stem), _ending(name))))
     return out
+
+
+def _ending(text: str) -> str:
+    """A LIKE pattern for strings ending in `text`."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def shape_digest(names: list[str]) -> str:
