@@ -1,6 +1,6 @@
 """Index speed: cold build (and searches during it, from the partial index), incremental
 update, tool latency, context build time (the task context and a per-turn refresh, also
-the refresh right after an edit that adds a function), peak memory, and a session's time
+the refresh right after an edit that adds a function or a new file), peak memory, and a session's time
 to its first model call.
 
 Targets: sympy (a clone of the bare mirror, with its history, at a commit) and a
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import posixpath
 import random
 import resource
 import statistics
@@ -170,6 +171,17 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
     py_files = [p for p in paths if p.endswith(".py")]
     results["context_refresh_after_edit"] = timed(
         edit_then_refresh, [rng.choice(py_files) for _ in range(max(10, iterations // 10))])
+
+    def create_then_refresh(rel: str) -> None:
+        """The model writes a new module beside an existing one; the next refresh follows."""
+        (root / rel).write_text(f"def {rel.rsplit('/', 1)[-1][:-3]}_helper(value):\n"
+                                f"    return {rng.choice(defs)}(value)\n")
+        index.notify_changed([rel])
+        refresh_context(index, rel)
+
+    new_files = [f"{posixpath.dirname(rng.choice(py_files))}/added_by_benchmark_{i}.py"
+                 for i in range(max(5, iterations // 20))]
+    results["context_refresh_after_new_file"] = timed(create_then_refresh, new_files)
     results["incremental_update_ms"] = round(statistics.median(one), 2)
     results["sweep_update_ms"] = round(statistics.median(sweep), 2)
     index.close()
@@ -362,7 +374,8 @@ def main() -> None:
               f"incremental {r['incremental_update_ms']} ms (sweep {r['sweep_update_ms']} ms), "
               f"peak RSS {r['peak_rss_mb']} MB")
         for tool in ("search_code", "find_symbol", "grep", "read_file", "context_build",
-                     "context_refresh", "context_refresh_after_edit"):
+                     "context_refresh", "context_refresh_after_edit",
+                     "context_refresh_after_new_file"):
             print(f"  {tool:>14}: median {r[tool]['p50']} ms  p95 {r[tool]['p95']} ms  "
                   f"(CPU median {r[tool]['cpu_p50']} ms  p95 {r[tool]['cpu_p95']} ms)")
 
@@ -382,6 +395,10 @@ def main() -> None:
             f"{prefix}context_refresh_p95_ms": r["context_refresh"]["p95"],
             f"{prefix}context_refresh_after_edit_p50_ms": r["context_refresh_after_edit"]["p50"],
             f"{prefix}context_refresh_after_edit_p95_ms": r["context_refresh_after_edit"]["p95"],
+            f"{prefix}context_refresh_after_new_file_p50_ms":
+                r["context_refresh_after_new_file"]["p50"],
+            f"{prefix}context_refresh_after_new_file_p95_ms":
+                r["context_refresh_after_new_file"]["p95"],
             f"{prefix}incremental_update_ms": r["incremental_update_ms"],
             f"{prefix}sweep_update_ms": r["sweep_update_ms"],
             f"{prefix}cold_index_s": r["cold_index_s"],
