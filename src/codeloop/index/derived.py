@@ -1,8 +1,8 @@
 """The file graph and the commit search of one index: loaded from its store when saved
 there for the same files (the same git HEAD), else built and saved; the graph is kept up to
-date across edits (an edited file's edges redone, `graph.with_file_edges`, and those of the
-files referring to a name it began or stopped defining) and saved again when the index
-closes or is copied (`graph_store`, `history.save_search`)."""
+date across edits (an edited or new file's edges redone, `graph.with_file_edges`, with
+those of the files referring to a name it began or stopped defining or importing it) and
+saved again when the index closes or is copied (`graph_store`, `history.save_search`)."""
 
 from __future__ import annotations
 
@@ -72,15 +72,17 @@ class DerivedStructures:
             return self._graph
 
     def _updated(self, graph: FileGraph) -> FileGraph | None:
-        """`graph` with the edges of the edited files redone, and of the files referring to
-        a name they began or stopped defining (its definers, so their edges' weights,
-        changed); None when those are too many to be worth it (built again instead)."""
+        """`graph` with the new files in it and the edges of the edited files redone, and of
+        the files referring to a name they began or stopped defining (its definers, so
+        their edges' weights, changed) or whose imports may name a new one; None when those
+        are too many to be worth it (built again instead)."""
+        limit = max(REDO_FILES, len(graph.paths) // REDO_SHARE)
         redo = set(self._edited)
-        if self._renamed:
+        if self._renamed and len(redo) <= limit:
             redo |= files_referring(self.db, self._renamed)
-        if self._added:
+        if self._added and len(redo) <= limit:  # a scan of the imports per new file
             redo |= files_importing(self.db, self._added)
-        if len(redo) > max(REDO_FILES, len(graph.paths) // REDO_SHARE):
+        if len(redo) > limit:
             return None
         self._saved = False
         return with_file_edges(graph, self.db, redo, self._added)

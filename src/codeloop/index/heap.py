@@ -4,8 +4,8 @@ glibc serves an allocation of 128 KB or more with its own mmap, returned on free
 such a buffer is freed it raises that threshold to the buffer's size (up to 32 MB) and
 serves later ones from the heap, whose freed holes stay resident. The index frees and
 rebuilds arrays of 1-30 MB (BM25 matrices, the file graph after an edit, query scores):
-with the moving threshold, `benchmarks/index_speed.py` peaked at 285-297 MB on sympy
-(goal < 300 MB); with the threshold fixed at 1 MB, at 262 MB.
+with the moving threshold, `benchmarks/index_speed.py` peaked at 288-291 MB on sympy
+(goal < 300 MB); with the threshold fixed at 1 MB, at 267-270 MB.
 """
 
 from __future__ import annotations

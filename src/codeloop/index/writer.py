@@ -54,11 +54,6 @@ class Change:
     names: frozenset[str] = frozenset()
     added: bool = False  # with `files`: an indexed file that was not there before
 
-    @property
-    def structural(self) -> bool:
-        """Whether what the file graph and the path tables are made of changed."""
-        return self.files or bool(self.names)
-
 
 class IndexWriter:
     """Stores parsed files in the SQLite store and the term indexes; the caller holds the
@@ -79,12 +74,12 @@ class IndexWriter:
                             (parsed.size, parsed.mtime_ns, rel))
             return "same"
         a = parsed.analysis
-        change = Change(files=True, names=frozenset(d.name for d in a.symbols.definitions),
-                        added=a.indexed)
-        if old_hash is not None:
+        defined = frozenset(d.name for d in a.symbols.definitions)
+        if old_hash is None:
+            change = Change(files=True, names=defined, added=a.indexed)
+        else:
             indexed, names = self._shape(rel)
-            defined = {d.name for d in a.symbols.definitions}
-            change = Change(files=indexed != a.indexed, names=frozenset(names ^ defined))
+            change = Change(files=indexed != a.indexed, names=defined.symmetric_difference(names))
             self._delete(rel)
         self._insert(rel, parsed.size, parsed.mtime_ns, parsed.digest, a)
         self.changed(rel, change)
