@@ -1,7 +1,7 @@
 """Index speed: cold build (and searches during it, from the partial index), incremental
 update, tool latency, context build time (the task context and a per-turn refresh, also
-the refresh right after an edit that adds a function or a new file), peak memory, and a session's time
-to its first model call.
+right after an edit that adds a function or a new module), peak memory, and a session's
+time to its first model call.
 
 Targets: sympy (a clone of the bare mirror, with its history, at a commit) and a
 generated tree of `--files` small Python files. Each target runs in its own subprocess so
@@ -160,28 +160,26 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
     results["context_refresh"] = timed(lambda p: refresh_context(index, p),
                                        [rng.choice(paths) for _ in range(max(10, iterations // 10))])
 
-    def edit_then_refresh(rel: str) -> None:
-        """The model adds a function to a file; the next turn's refresh follows the edit."""
-        with (root / rel).open("a") as fh:
-            fh.write(f"\n\ndef added_by_benchmark_{len(rel)}_{rng.randrange(10**6)}():\n"
-                     "    return 0\n")
+    def refresh_after(rel: str, new_module: bool) -> None:
+        """The model adds a function to a file, or writes a new module; the next turn's
+        refresh follows."""
+        name = f"added_by_benchmark_{rng.randrange(10**6)}"
+        if new_module:
+            (root / rel).write_text(f"def {name}(value):\n    return {rng.choice(defs)}(value)\n")
+        else:
+            with (root / rel).open("a") as fh:
+                fh.write(f"\n\ndef {name}():\n    return 0\n")
         index.notify_changed([rel])
         refresh_context(index, rel)
 
     py_files = [p for p in paths if p.endswith(".py")]
     results["context_refresh_after_edit"] = timed(
-        edit_then_refresh, [rng.choice(py_files) for _ in range(max(10, iterations // 10))])
-
-    def create_then_refresh(rel: str) -> None:
-        """The model writes a new module beside an existing one; the next refresh follows."""
-        (root / rel).write_text(f"def {rel.rsplit('/', 1)[-1][:-3]}_helper(value):\n"
-                                f"    return {rng.choice(defs)}(value)\n")
-        index.notify_changed([rel])
-        refresh_context(index, rel)
-
+        lambda rel: refresh_after(rel, new_module=False),
+        [rng.choice(py_files) for _ in range(max(10, iterations // 10))])
     new_files = [f"{posixpath.dirname(rng.choice(py_files))}/added_by_benchmark_{i}.py"
                  for i in range(max(5, iterations // 20))]
-    results["context_refresh_after_new_file"] = timed(create_then_refresh, new_files)
+    results["context_refresh_after_new_file"] = timed(
+        lambda rel: refresh_after(rel, new_module=True), new_files)
     results["incremental_update_ms"] = round(statistics.median(one), 2)
     results["sweep_update_ms"] = round(statistics.median(sweep), 2)
     index.close()
