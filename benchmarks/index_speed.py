@@ -160,12 +160,14 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
     results["context_refresh"] = timed(lambda p: refresh_context(index, p),
                                        [rng.choice(paths) for _ in range(max(10, iterations // 10))])
 
-    def refresh_after(rel: str, new_module: bool) -> None:
-        """The model adds a function to a file, or writes a new module; the next turn's
-        refresh follows."""
+    def refresh_after(rel: str, change: str) -> None:
+        """The model adds a function to a file, writes a new module or deletes a file; the
+        next turn's refresh follows."""
         name = f"added_by_benchmark_{rng.randrange(10**6)}"
-        if new_module:
+        if change == "new":
             (root / rel).write_text(f"def {name}(value):\n    return {rng.choice(defs)}(value)\n")
+        elif change == "removed":
+            (root / rel).unlink()
         else:
             with (root / rel).open("a") as fh:
                 fh.write(f"\n\ndef {name}():\n    return 0\n")
@@ -174,12 +176,16 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
 
     py_files = [p for p in paths if p.endswith(".py")]
     results["context_refresh_after_edit"] = timed(
-        lambda rel: refresh_after(rel, new_module=False),
+        lambda rel: refresh_after(rel, "edit"),
         [rng.choice(py_files) for _ in range(max(10, iterations // 10))])
     new_files = [f"{posixpath.dirname(rng.choice(py_files))}/added_by_benchmark_{i}.py"
                  for i in range(max(5, iterations // 20))]
     results["context_refresh_after_new_file"] = timed(
-        lambda rel: refresh_after(rel, new_module=True), new_files)
+        lambda rel: refresh_after(rel, "new"), new_files)
+    # Modules the model deletes: any file of the tree, a module others import included.
+    results["context_refresh_after_removal"] = timed(
+        lambda rel: refresh_after(rel, "removed"),
+        rng.sample(py_files, max(5, iterations // 20)))
     results["incremental_update_ms"] = round(statistics.median(one), 2)
     results["sweep_update_ms"] = round(statistics.median(sweep), 2)
     index.close()
@@ -373,7 +379,7 @@ def main() -> None:
               f"peak RSS {r['peak_rss_mb']} MB")
         for tool in ("search_code", "find_symbol", "grep", "read_file", "context_build",
                      "context_refresh", "context_refresh_after_edit",
-                     "context_refresh_after_new_file"):
+                     "context_refresh_after_new_file", "context_refresh_after_removal"):
             print(f"  {tool:>14}: median {r[tool]['p50']} ms  p95 {r[tool]['p95']} ms  "
                   f"(CPU median {r[tool]['cpu_p50']} ms  p95 {r[tool]['cpu_p95']} ms)")
 
@@ -393,10 +399,9 @@ def main() -> None:
             f"{prefix}context_refresh_p95_ms": r["context_refresh"]["p95"],
             f"{prefix}context_refresh_after_edit_p50_ms": r["context_refresh_after_edit"]["p50"],
             f"{prefix}context_refresh_after_edit_p95_ms": r["context_refresh_after_edit"]["p95"],
-            f"{prefix}context_refresh_after_new_file_p50_ms":
-                r["context_refresh_after_new_file"]["p50"],
-            f"{prefix}context_refresh_after_new_file_p95_ms":
-                r["context_refresh_after_new_file"]["p95"],
+            **{f"{prefix}context_refresh_after_{change}_{q}_ms":
+               r[f"context_refresh_after_{change}"][q]
+               for change in ("new_file", "removal") for q in ("p50", "p95")},
             f"{prefix}incremental_update_ms": r["incremental_update_ms"],
             f"{prefix}sweep_update_ms": r["sweep_update_ms"],
             f"{prefix}cold_index_s": r["cold_index_s"],

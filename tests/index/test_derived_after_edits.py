@@ -173,3 +173,58 @@ def test_every_import_form_finds_a_file_added_later(tmp_path: Path) -> None:
         ("web/one.js", "web/util.js"), ("web/two.js", "web/format.js"),
         ("web/three.js", "web/widgets/index.js")}
     index.close()
+
+
+def test_a_removed_file_leaves_the_graph_as_a_rebuild_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its edges go both ways; a name it shared with another file now points there alone;
+    an import of it may now name another file. Also a rename, and a file gone and back
+    before the graph was asked for."""
+    root = small_repo(tmp_path)
+    (root / "pkg" / "rates.py").write_text(
+        "from pkg.tax import vat\n\n\ndef to_cents(x):\n    return vat(x)\n")
+    (root / "web" / "widgets").mkdir(parents=True)
+    (root / "web" / "widgets.js").write_text("export const c = 1;\n")
+    (root / "web" / "widgets" / "index.js").write_text("export const c = 2;\n")
+    (root / "web" / "page.js").write_text("import { c } from './widgets';\n")
+    index = RepoIndex(root)
+    index.update()
+    before = index.graph()
+    assert ("pkg/cart.py", "pkg/rates.py", 0.5, "to_cents") in edges(before)
+
+    def no_build(*_args: object) -> None:
+        raise AssertionError("the graph was built again")
+
+    def removed(*rels: str) -> FileGraph:
+        for rel in rels:
+            (root / rel).unlink()
+        index.notify_changed(list(rels))
+        with monkeypatch.context() as m:
+            m.setattr(derived, "build_graph", no_build)
+            graph = index.graph()
+        assert graph.paths is not before.paths and not set(rels) & set(graph.paths)
+        assert_as_a_build_gives(graph, index)
+        return graph
+
+    graph = removed("pkg/rates.py")
+    assert ("pkg/cart.py", "pkg/money.py", 1.0, "to_cents") in edges(graph)
+    assert not any("pkg/rates.py" in (s, d) for s, d, _, _ in edges(graph))
+
+    imported = {d for s, d, _, _ in edges(graph) if s == "web/page.js"}
+    assert len(imported) == 1
+    graph = removed(*imported)  # `./widgets` is the other one now
+    assert {d for s, d, _, _ in edges(graph) if s == "web/page.js"} == {
+        "web/widgets.js", "web/widgets/index.js"} - imported
+
+    (root / "pkg" / "tax.py").rename(root / "pkg" / "vat.py")
+    index.notify_changed(["pkg/tax.py", "pkg/vat.py"])
+    (root / "pkg" / "money.py").unlink()
+    index.notify_changed(["pkg/money.py"])
+    (root / "pkg" / "money.py").write_text("def to_cents(x):\n    return int(x)\n")
+    index.notify_changed(["pkg/money.py"])
+    monkeypatch.setattr(derived, "build_graph", no_build)
+    graph = index.graph()
+    monkeypatch.undo()
+    assert "pkg/vat.py" in graph.index and "pkg/tax.py" not in graph.index
+    assert_as_a_build_gives(graph, index)
+    index.close()

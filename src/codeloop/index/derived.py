@@ -1,7 +1,8 @@
 """The file graph and the commit search of one index: loaded from its store when saved
 there for the same files (the same git HEAD), else built and saved; the graph is kept up to
 date across edits (an edited or new file's edges redone, `graph.with_file_edges`, with
-those of the files referring to a name it began or stopped defining or importing it) and
+those of the files referring to a name it began or stopped defining or importing it; a
+removed file's dropped, with those of the files that pointed at it redone) and
 saved again when the index closes or is copied (`graph_store`, `history.save_search`)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from codeloop.index.graph import (
     FileGraph,
     build_graph,
     files_importing,
+    files_pointing_at,
     files_referring,
     with_file_edges,
 )
@@ -38,6 +40,7 @@ class DerivedStructures:
         self._edited: set[str] = set()
         self._renamed: set[str] = set()  # names the edited files began or stopped defining
         self._added: set[str] = set()  # edited files that are new
+        self._removed: set[str] = set()  # files of the graph gone from the index
         self._saved = True
         self._history: tuple[str | None, CommitSearch] | None = None
         # How the ones in memory were made: "built", "stored" or "stored+updated" (the saved
@@ -45,39 +48,50 @@ class DerivedStructures:
         self.graph_origin: str | None = None
         self.history_origin: str | None = None
 
-    def changed(self, rel: str, change: Change) -> None:
-        """A file's rows changed (the caller holds the lock): a file gone drops the graph;
-        any other change marks the file's edges to redo, and with them, when it began or
-        stopped defining names, those of the files referring to those names (and for a new
-        file, of those whose imports may name it)."""
-        if change.files and not change.added:
-            self._graph = None
-            self._edited.clear()
-            self._renamed.clear()
-            self._added.clear()
-        elif self._graph is not None:
+    def changed(self, rel: str, change: Change, present: bool) -> None:
+        """A file's rows changed (the caller holds the lock; `present`: whether it is now
+        among the indexed files): its edges are to redo, and with them, when it began or
+        stopped defining names, those of the files referring to those names (for a new
+        file, also of those whose imports may name it; a removed file's, of those that
+        pointed at it)."""
+        if self._graph is None:
+            return
+        in_graph = rel in self._graph.index
+        if present:
             self._edited.add(rel)
-            self._renamed |= change.names
-            if change.added:
+            if in_graph:
+                self._removed.discard(rel)  # gone and back before the graph was asked for
+            else:
                 self._added.add(rel)
+        else:
+            self._edited.discard(rel)
+            self._added.discard(rel)
+            if in_graph:
+                self._removed.add(rel)
+        self._renamed |= change.names
 
     def graph(self) -> FileGraph:
         """The file graph: from the store when saved for these files, else built."""
         with self._lock:
-            if self._graph is not None and self._edited:
+            if self._graph is not None and (self._edited or self._removed):
                 self._graph = self._updated(self._graph)
             if self._graph is None:
                 self._graph = self._stored_or_built()
-            self._edited, self._renamed, self._added = set(), set(), set()
+            self._edited, self._renamed, self._added, self._removed = set(), set(), set(), set()
             return self._graph
 
     def _updated(self, graph: FileGraph) -> FileGraph | None:
-        """`graph` with the new files in it and the edges of the edited files redone, and of
-        the files referring to a name they began or stopped defining (its definers, so
-        their edges' weights, changed) or whose imports may name a new one; None when those
-        are too many to be worth it (built again instead)."""
+        """`graph` with the new files in it, the removed ones out, and the edges redone of
+        the edited files, of the files referring to a name they began or stopped defining
+        (its definers, so their edges' weights, changed) or pointing at a removed file, and
+        of those whose imports may name a new one; None when those are too many to be
+        worth it (built again instead)."""
         limit = max(REDO_FILES, len(graph.paths) // REDO_SHARE)
         redo = set(self._edited)
+        # Every file referring to a name a removed file defined, or importing it, has an
+        # edge to it (to each definer but itself; to the first file an import names).
+        if self._removed:
+            redo |= files_pointing_at(graph, self._removed) - self._removed
         if self._renamed and len(redo) <= limit:
             redo |= files_referring(self.db, self._renamed)
         if self._added and len(redo) <= limit:  # a scan of the imports per new file
@@ -85,7 +99,7 @@ class DerivedStructures:
         if len(redo) > limit:
             return None
         self._saved = False
-        return with_file_edges(graph, self.db, redo, self._added)
+        return with_file_edges(graph, self.db, redo, self._added, self._removed)
 
     def _stored_or_built(self) -> FileGraph:
         files = graph_store.indexed_files(self.db)

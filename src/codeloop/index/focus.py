@@ -86,18 +86,15 @@ def code_like(word: str) -> bool:
                                                                   len(word) > 3)
 
 
-def _suffix_map(paths: list[str]) -> dict[str, list[str]]:
-    """Every path suffix (and dotted module name) to the files it names."""
-    by_suffix: dict[str, list[str]] = defaultdict(list)
-    for p in paths:
-        parts = p.split("/")
-        for i in range(len(parts)):
-            by_suffix["/".join(parts[i:])].append(p)
-        if p.endswith(".py"):
-            dotted = p[:-3].replace("/", ".")
-            by_suffix[dotted].append(p)
-            by_suffix[dotted.removesuffix(".__init__")].append(p)
-    return dict(by_suffix)
+def _suffix_keys(path: str) -> list[str]:
+    """Every suffix of `path`, and its dotted module name (`pkg.mod`, `pkg` for an
+    `__init__`): a path written in a text names the files listed under it."""
+    parts = path.split("/")
+    keys = ["/".join(parts[i:]) for i in range(len(parts))]
+    if path.endswith(".py"):
+        dotted = path[:-3].replace("/", ".")
+        keys += [dotted, dotted.removesuffix(".__init__")]
+    return keys
 
 
 def _path_mentions(text: str, by_suffix: dict[str, list[str]]) -> dict[str, float]:
@@ -114,7 +111,7 @@ def _path_mentions(text: str, by_suffix: dict[str, list[str]]) -> dict[str, floa
 def focus_of(index: RepoIndex, text: str) -> Focus:
     """Files and identifiers `text` mentions that exist in the repository."""
     text = without_reports(text)
-    suffixes = index.memo("path_suffixes", lambda: _suffix_map(index.paths()))
+    suffixes = index.path_table("path_suffixes", _suffix_keys)
     focus = Focus(files=_path_mentions(text, suffixes))
     words: set[str] = set()
     for token in _IDENT.findall(text):
@@ -136,24 +133,20 @@ def focus_of(index: RepoIndex, text: str) -> Focus:
     return focus
 
 
-def _components(paths: list[str]) -> tuple[dict[str, list[str]], int]:
-    """Each folder or file-stem name (lower case) of the code files to the files under it,
-    and how many files there are."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for p in paths:
-        if detect_language(p) in PROSE_LANGUAGES:
-            continue
-        stem = p.rsplit(".", 1)[0] if "." in p.rsplit("/", 1)[-1] else p
-        for part in {c.lower() for c in stem.split("/")}:
-            if len(part) >= 3 and part not in _GENERIC_COMPONENTS:
-                out[part].append(p)
-    return dict(out), max(len(paths), 1)
+def _component_keys(path: str) -> set[str]:
+    """The folder and file-stem names (lower case) of a code file."""
+    if detect_language(path) in PROSE_LANGUAGES:
+        return set()
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return {part for part in {c.lower() for c in stem.split("/")}
+            if len(part) >= 3 and part not in _GENERIC_COMPONENTS}
 
 
 def path_term_files(index: RepoIndex, text: str) -> list[str]:
     """Code files under folders or with stems the text names as words, rarest names first
     (each name weighs its inverse document frequency over the repository's code files)."""
-    components, total = index.memo("path_components", lambda: _components(index.paths()))
+    components = index.path_table("path_components", _component_keys)
+    total = max(len(index.paths()), 1)
     words = {w.lower() for w in _PATH_WORD.findall(text)}
     score: dict[str, float] = defaultdict(float)
     for word in words:

@@ -145,14 +145,15 @@ def build_graph(db: sqlite3.Connection) -> FileGraph:
 
 
 def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
-                    added: Collection[str] = ()) -> FileGraph:
-    """`graph` with the files `added` and the outgoing edges and the names of `paths` read
-    again from the store, ~50 times cheaper than `build_graph` on sympy. The rest of the
-    graph must be the same: `paths` holds the added files, every file referring to a name
-    whose definers changed (`files_referring`) and every file whose imports may now name an
-    added one (`files_importing`)."""
-    if added:
-        graph = _with_paths(graph, set(added))
+                    added: Collection[str] = (), removed: Collection[str] = ()) -> FileGraph:
+    """`graph` with the files `added`, without those `removed` (and their edges), and the
+    outgoing edges and the names of `paths` read again from the store, ~50 times cheaper
+    than `build_graph` on sympy. The rest of the graph must be the same: `paths` holds the
+    added files, every file referring to a name whose definers changed (`files_referring`),
+    every file that pointed at a removed one (`files_pointing_at`) and every file whose
+    imports may now name an added or removed one (`files_importing`)."""
+    if added or removed:
+        graph = _with_paths(graph, set(added), set(removed))
     ids = [graph.index[p] for p in paths if p in graph.index]
     keep = ~np.isin(graph.src, ids)
     out = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
@@ -179,15 +180,23 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     return out
 
 
-def _with_paths(graph: FileGraph, added: set[str]) -> FileGraph:
-    """`graph`'s edges over its files and `added` (edgeless for now), in path order; its
-    derived arrays are left for the caller to redo."""
-    paths = sorted({*graph.paths, *added})
+def _with_paths(graph: FileGraph, added: set[str], removed: set[str]) -> FileGraph:
+    """`graph`'s edges over its files and `added` (edgeless for now), in path order, without
+    `removed` and any edge from or to them; its derived arrays are left for the caller."""
+    paths = sorted({*graph.paths, *added} - removed)
     index = {p: i for i, p in enumerate(paths)}
-    moved = np.array([index[p] for p in graph.paths], dtype=np.int64)
+    moved = np.array([index.get(p, -1) for p in graph.paths], dtype=np.int64)
+    src, dst = moved[graph.src], moved[graph.dst]
+    keep = (src >= 0) & (dst >= 0)
     shape_of = dict(zip(graph.paths, graph.shapes, strict=True))
-    return FileGraph(paths, index, moved[graph.src], moved[graph.dst], graph.weight,
-                     graph.edge_name, graph.names, [shape_of.get(p, "") for p in paths])
+    return FileGraph(paths, index, src[keep], dst[keep], graph.weight[keep],
+                     graph.edge_name[keep], graph.names, [shape_of.get(p, "") for p in paths])
+
+
+def files_pointing_at(graph: FileGraph, paths: set[str]) -> set[str]:
+    """The files of `graph` with an edge (a reference or an import) to one of `paths`."""
+    ids = [graph.index[p] for p in paths if p in graph.index]
+    return {graph.paths[int(i)] for i in np.unique(graph.src[np.isin(graph.dst, ids)])}
 
 
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit

@@ -5,10 +5,12 @@ and the module a test file tests (`tests/test_cse.py` -> `cse.py`)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable
 
+from codeloop.index.path_tables import grouped
 from codeloop.index.service import RepoIndex
 
 # `File "/abs/path/pkg/mod.py", line 12, in func` (Python) and `pkg/mod.py:12` (pytest, linters).
@@ -21,15 +23,11 @@ _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,}")
 _SPECIFIC = 3  # a suffix or name shared by more files than this points nowhere
 
 
-def _suffixes(paths: list[str]) -> dict[str, list[str]]:
-    """Each path suffix of at least two components to its files (a bare file name is the
-    focus's job: too many `__init__.py` and `utils.py`)."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for p in paths:
-        parts = p.split("/")
-        for i in range(max(len(parts) - 1, 1)):
-            out["/".join(parts[i:])].append(p)
-    return dict(out)
+def _tail_keys(path: str) -> list[str]:
+    """Each suffix of `path` of at least two components (a bare file name is the focus's
+    job: too many `__init__.py` and `utils.py`)."""
+    parts = path.split("/")
+    return ["/".join(parts[i:]) for i in range(max(len(parts) - 1, 1))]
 
 
 def _modules(paths: list[str]) -> dict[str, str]:
@@ -57,7 +55,7 @@ def _longest_suffix(written: str, suffixes: dict[str, list[str]]) -> list[str]:
 def frame_files(index: RepoIndex, text: str) -> list[str]:
     """Repository files the text's tracebacks and written paths name, innermost frame first
     (a traceback ends where the error was raised), then other paths in text order."""
-    suffixes = index.memo("path_tails", lambda: _suffixes(index.paths()))
+    suffixes = index.path_table("path_tails", _tail_keys)
     frames: list[str] = _FRAME.findall(text)
     written: list[str] = []
     for run in _PATH_RUN.findall(text):
@@ -183,20 +181,19 @@ def path_stem(path: str) -> str:
     return folder.rpartition("/")[2] if stem == "__init__" and folder else stem
 
 
+def _stem_keys(path: str, is_test: Callable[[str], bool]) -> list[str]:
+    """A non-test file's stem (a package's name for its `__init__`), and each prefix of it
+    that ends in `_`: `cse_main` is also found as `cse_` (what `test_cse.py` tests when
+    there is no `cse.py`)."""
+    if is_test(path) or "." not in path.rsplit("/", 1)[-1]:
+        return []
+    stem = path_stem(path)
+    return [stem, *(stem[:i + 1] for i, c in enumerate(stem) if c == "_" and i)]
+
+
 def _stems(paths: list[str], is_test: Callable[[str], bool]) -> dict[str, list[str]]:
-    """Each non-test file's stem (a package's name for its `__init__`), and each prefix of
-    it that ends in `_`, to its files."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for p in paths:
-        if is_test(p) or "." not in p.rsplit("/", 1)[-1]:
-            continue
-        stem = path_stem(p)
-        out[stem].append(p)
-        # `cse_main` is also found as `cse_` (what `test_cse.py` tests when no `cse.py`).
-        for i, c in enumerate(stem):
-            if c == "_" and i:
-                out[stem[:i + 1]].append(p)
-    return dict(out)
+    """`_stem_keys` of each of `paths` to its files."""
+    return grouped(paths, lambda p: _stem_keys(p, is_test))
 
 
 def source_files(stems: dict[str, list[str]], test: str) -> list[str]:
@@ -231,6 +228,7 @@ def source_files(stems: dict[str, list[str]], test: str) -> list[str]:
 def tested_sources(index: RepoIndex, tests: list[str],
                    is_test: Callable[[str], bool]) -> dict[str, list[str]]:
     """`source_files` of each of `tests` that has some."""
-    stems = index.memo("file_stems", lambda: _stems(index.paths(), is_test))
+    stems = index.path_table(f"file_stems:{is_test.__module__}.{is_test.__qualname__}",
+                             functools.partial(_stem_keys, is_test=is_test))
     out = {t: source_files(stems, t) for t in tests}
     return {t: s for t, s in out.items() if s}

@@ -136,6 +136,6 @@ def _commit(target: SweepTarget, parsed: list[tuple[str, str | None, Parsed | No
                     stats.unchanged += 1
             target.db.execute("COMMIT")
         except BaseException:
-            target.db.execute("ROLLBACK")
+            target.writer.rollback()
             raise
 

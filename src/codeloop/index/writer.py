@@ -57,11 +57,18 @@ class Change:
 
 class IndexWriter:
     """Stores parsed files in the SQLite store and the term indexes; the caller holds the
-    index's lock and a transaction. `changed(path, change)` runs after every change."""
+    index's lock and a transaction. `changed(path, change)` runs after every change;
+    `rolled_back()` after `rollback`, to forget what those calls were told."""
 
     def __init__(self, db: sqlite3.Connection, terms: TermIndexes,
-                 changed: Callable[[str, Change], None]) -> None:
-        self.db, self.terms, self.changed = db, terms, changed
+                 changed: Callable[[str, Change], None],
+                 rolled_back: Callable[[], None] = lambda: None) -> None:
+        self.db, self.terms, self.changed, self.rolled_back = db, terms, changed, rolled_back
+
+    def rollback(self) -> None:
+        """Undo the caller's transaction."""
+        self.db.execute("ROLLBACK")
+        self.rolled_back()
 
     def apply(self, rel: str, old_hash: str | None, parsed: Parsed | None) -> str:
         """Bring one file's rows up to date; returns "added", "changed", "same" or "removed"."""
