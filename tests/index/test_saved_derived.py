@@ -14,7 +14,7 @@ import pytest
 from tests.index.conftest import git
 from tests.index.test_derived_after_edits import edges, walk_matrix
 
-from codeloop.index import graph_store, saved
+from codeloop.index import derived, graph_store, saved
 from codeloop.index.graph import build_graph
 from codeloop.index.registry import open_index, share_with_seed
 from codeloop.index.service import RepoIndex
@@ -144,13 +144,49 @@ def test_a_file_changed_while_closed_has_its_edges_redone_not_the_whole_graph(
     assert reopened_origin(repo, cache) == "stored"
 
 
-def test_a_file_that_defines_other_names_rebuilds_the_graph(repo: Path,
-                                                            tmp_path: Path) -> None:
+def test_files_added_removed_or_reshaped_while_closed_are_brought_into_the_saved_graph(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As after a `git pull` between two sessions: the saved graph is brought up to date
+    (a build would cost a large repository's first context most of a second)."""
     cache = tmp_path / "cache"
-    opened(repo, cache).graph()
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + "\n\ndef round_price(x):\n    return x\n")
+    (repo / "shop" / "tax.py").write_text("def taxed(x):\n    return round_price(x)\n")
+    assert ("shop/tax.py", "shop/pricing.py", 1.0, "round_price") in edges(
+        opened(repo, cache).graph())
+    # pricing.py stops defining round_price and now defines add_item, which the cart
+    # calls on itself; a new module defines a second apply_discount; the package file goes.
     (repo / "shop" / "pricing.py").write_text(
         "def apply_discount(amount, percent=0):\n    return amount\n\n\n"
         "def add_item(item):\n    return item\n")
+    (repo / "shop" / "sale.py").write_text(
+        "from shop.pricing import add_item\n\n\ndef apply_discount(amount):\n"
+        "    return add_item(amount)\n")
+    (repo / "shop" / "__init__.py").unlink()
+
+    def no_build(*_args: object) -> None:
+        raise AssertionError("the graph was built again")
+    monkeypatch.setattr(derived, "build_graph", no_build)
+    index = opened(repo, cache)
+    graph = index.graph()
+    monkeypatch.undo()
+    assert index.graph_origin == "stored+updated"
+    assert "shop/sale.py" in graph.index and "shop/__init__.py" not in graph.index
+    assert_as_built(index)
+    assert not any(n == "round_price" for _, _, _, n in edges(graph))
+    assert {(s, d, w, n) for s, d, w, n in edges(graph) if n == "apply_discount"} == {
+        ("shop/cart.py", "shop/pricing.py", 0.5, "apply_discount"),
+        ("shop/cart.py", "shop/sale.py", 0.5, "apply_discount")}
+    index.close()
+    assert reopened_origin(repo, cache) == "stored"
+
+
+def test_too_much_changed_while_closed_builds_the_graph_again(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    opened(repo, cache).graph()
+    (repo / "shop" / "sale.py").write_text("def apply_discount(amount):\n    return 0\n")
+    monkeypatch.setattr(derived, "REDO_FILES", 0)  # anything to redo is too much
     assert_opens_as_built(repo, cache, "built")
 
 

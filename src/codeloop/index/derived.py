@@ -18,8 +18,10 @@ from codeloop.index.graph import (
     files_importing,
     files_pointing_at,
     files_referring,
+    names_defined,
     with_file_edges,
 )
+from codeloop.index.graph_store import Stale
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.writer import Change
 
@@ -74,44 +76,53 @@ class DerivedStructures:
         """The file graph: from the store when saved for these files, else built."""
         with self._lock:
             if self._graph is not None and (self._edited or self._removed):
-                self._graph = self._updated(self._graph)
+                self._graph = self._updated(self._graph, Stale(
+                    sorted(self._edited), [], sorted(self._added), sorted(self._removed)),
+                    self._renamed)
             if self._graph is None:
                 self._graph = self._stored_or_built()
             self._edited, self._renamed, self._added, self._removed = set(), set(), set(), set()
             return self._graph
 
-    def _updated(self, graph: FileGraph) -> FileGraph | None:
+    def _updated(self, graph: FileGraph, stale: Stale, renamed: set[str]) -> FileGraph | None:
         """`graph` with the new files in it, the removed ones out, and the edges redone of
-        the edited files, of the files referring to a name they began or stopped defining
-        (its definers, so their edges' weights, changed) or pointing at a removed file, and
-        of those whose imports may name a new one; None when those are too many to be
-        worth it (built again instead)."""
+        the changed files, of the files referring to a name they began or stopped defining
+        (`renamed`: its definers, so their edges' weights, changed) or pointing at a removed
+        or reshaped file, and of those whose imports may name a new one; None when those
+        are too many to be worth it (built again instead)."""
         limit = max(REDO_FILES, len(graph.paths) // REDO_SHARE)
-        redo = set(self._edited)
-        # Every file referring to a name a removed file defined, or importing it, has an
-        # edge to it (to each definer but itself; to the first file an import names).
-        if self._removed:
-            redo |= files_pointing_at(graph, self._removed) - self._removed
-        if self._renamed and len(redo) <= limit:
-            redo |= files_referring(self.db, self._renamed)
-        if self._added and len(redo) <= limit:  # a scan of the imports per new file
-            redo |= files_importing(self.db, self._added)
+        added, removed = set(stale.added), set(stale.removed)
+        redo = {*stale.changed, *stale.reshaped, *added}
+        # Every file referring to a name a removed or reshaped file defined, or importing
+        # it, has an edge to it (to each definer but itself; to the first file an import
+        # names): what stopped being defined, unknown for a reshaped file, is covered.
+        if removed or stale.reshaped:
+            redo |= files_pointing_at(graph, removed | set(stale.reshaped)) - removed
+        if renamed and len(redo) <= limit:
+            redo |= files_referring(self.db, renamed)
+        if added and len(redo) <= limit:  # a scan of the imports per new file
+            redo |= files_importing(self.db, added)
         if len(redo) > limit:
             return None
         self._saved = False
-        return with_file_edges(graph, self.db, redo, self._added, self._removed)
+        return with_file_edges(graph, self.db, redo, added, removed)
 
     def _stored_or_built(self) -> FileGraph:
         files = graph_store.indexed_files(self.db)
         found = graph_store.load_graph(self.db, files)
-        if found is None:
-            graph, self.graph_origin = build_graph(self.db), "built"
-        elif not found[1]:
+        graph: FileGraph | None = None
+        if found is not None and not found[1]:
             self.graph_origin, self._saved = "stored", True
             return found[0]
-        else:
-            graph = with_file_edges(found[0], self.db, set(found[1]))
+        if found is not None:
+            stale = found[1]
+            # What the new and reshaped files define now; what they defined before is
+            # found through the edges pointing at them.
+            renamed = names_defined(self.db, [*stale.added, *stale.reshaped])
+            graph = self._updated(found[0], stale, renamed)
             self.graph_origin = "stored+updated"
+        if graph is None:
+            graph, self.graph_origin = build_graph(self.db), "built"
         self._saved = graph_store.save_graph(self.db, graph, files)
         return graph
 

@@ -14,6 +14,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -151,7 +152,7 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     than `build_graph` on sympy. The rest of the graph must be the same: `paths` holds the
     added files, every file referring to a name whose definers changed (`files_referring`),
     every file that pointed at a removed one (`files_pointing_at`) and every file whose
-    imports may now name an added or removed one (`files_importing`)."""
+    imports may now name an added one (`files_importing`)."""
     if added or removed:
         graph = _with_paths(graph, set(added), set(removed))
     ids = [graph.index[p] for p in paths if p in graph.index]
@@ -202,28 +203,34 @@ def files_pointing_at(graph: FileGraph, paths: set[str]) -> set[str]:
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
 
 
+def rows_for(db: sqlite3.Connection, sql: str, values: list[str]) -> list[tuple[Any, ...]]:
+    """`sql`'s rows for `values` put in its `IN ({})`, a batch at a time."""
+    out: list[tuple[Any, ...]] = []
+    for i in range(0, len(values), _SQL_BATCH):
+        batch = values[i:i + _SQL_BATCH]
+        out.extend(db.execute(sql.format(",".join("?" * len(batch))), batch))
+    return out
+
+
 def files_defining(db: sqlite3.Connection, names: set[str]) -> dict[str, list[str]]:
     """The files defining each of `names` that some file defines."""
-    wanted = sorted(names)
     out: dict[str, list[str]] = defaultdict(list)
-    for i in range(0, len(wanted), _SQL_BATCH):
-        batch = wanted[i:i + _SQL_BATCH]
-        for name, path in db.execute("SELECT DISTINCT name, path FROM defs WHERE name IN "
-                                     f"({','.join('?' * len(batch))})", batch):
-            out[str(name)].append(str(path))
+    for name, path in rows_for(db, "SELECT DISTINCT name, path FROM defs WHERE name IN ({})",
+                               sorted(names)):
+        out[str(name)].append(str(path))
     return dict(out)
+
+
+def names_defined(db: sqlite3.Connection, paths: list[str]) -> set[str]:
+    """The names `paths` define."""
+    return {str(r[1]) for r in rows_for(db, "SELECT path, name FROM defs WHERE path IN ({})",
+                                        sorted(paths))}
 
 
 def files_referring(db: sqlite3.Connection, names: set[str]) -> set[str]:
     """The files referring to any of `names`."""
-    wanted = sorted(names)
-    out: set[str] = set()
-    for i in range(0, len(wanted), _SQL_BATCH):
-        batch = wanted[i:i + _SQL_BATCH]
-        out.update(str(r[0]) for r in db.execute(
-            f"SELECT DISTINCT path FROM refs WHERE name IN ({','.join('?' * len(batch))})",
-            batch))
-    return out
+    return {str(r[0]) for r in rows_for(db, "SELECT DISTINCT path FROM refs WHERE name IN ({})",
+                                        sorted(names))}
 
 
 def files_importing(db: sqlite3.Connection, paths: set[str]) -> set[str]:

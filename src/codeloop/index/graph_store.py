@@ -1,23 +1,24 @@
 """The file graph kept in the index's store (see `saved`), so a warm open does not build it
 again (~0.7 s of CPU on sympy, most of the first task context's time).
 
-A saved graph records the files it was made from (path and content hash) and the names
-each defines. It is used when those are the files indexed now; when some files' content
-changed but not the names they define, it is used with those files' edges redone
-(`with_file_edges`, as after an edit in a session). Any other difference, or a blob that
-does not check out, and the graph is built again (and saved).
+A saved graph records the files it was made from (path and content hash) and a digest of
+the names each defines. It is used when those are the files indexed now; otherwise with
+the files added, removed or changed since brought in and the edges they affect redone
+(`with_file_edges`, as after edits in a session; `derived`), unless those are too many.
+A blob that does not check out is built again (and saved).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from codeloop.index import saved
-from codeloop.index.graph import FileGraph, derive_walk, shape_digest
+from codeloop.index.graph import FileGraph, derive_walk, rows_for, shape_digest
 
 NAME = "file_graph"
 # Bump when `build_graph` makes other edges or weights: a graph saved before is then rebuilt.
@@ -51,10 +52,24 @@ def save_graph(db: sqlite3.Connection, graph: FileGraph, files: list[tuple[str, 
     return saved.save(db, NAME, KEY, arrays, data)
 
 
+@dataclass(frozen=True)
+class Stale:
+    """How the indexed files differ from those a graph was made from: `changed` files
+    define the same names, `reshaped` ones others; `added` and `removed` files."""
+
+    changed: list[str]
+    reshaped: list[str]
+    added: list[str]
+    removed: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.reshaped or self.added or self.removed)
+
+
 def load_graph(db: sqlite3.Connection, files: list[tuple[str, str]]
-               ) -> tuple[FileGraph, list[str]] | None:
-    """The saved graph and the files whose edges must be redone (content changed, names
-    defined the same); None when there is none that fits `files` (`indexed_files`)."""
+               ) -> tuple[FileGraph, Stale] | None:
+    """The saved graph and how `files` (`indexed_files`) differ from the files it was made
+    from (its edges to redo); None when there is none that fits."""
     found = saved.load(db, NAME)
     if found is None or found.key != KEY:
         return None
@@ -63,19 +78,22 @@ def load_graph(db: sqlite3.Connection, files: list[tuple[str, str]]
     shapes, names = saved.str_list(data.get("shapes")), saved.str_list(data.get("names"))
     if paths is None or hashes is None or shapes is None or names is None:
         return None
-    if paths != [p for p, _ in files] or not len(hashes) == len(shapes) == len(paths):
+    if not len(hashes) == len(shapes) == len(paths) or paths != sorted(set(paths)):
         return None
-    changed = [p for (p, h), old in zip(files, hashes, strict=True) if h != old]
     position = {p: i for i, p in enumerate(paths)}
-    for path in changed:
-        now = [str(r[0]) for r in db.execute("SELECT name FROM defs WHERE path=?", (path,))]
-        if shape_digest(now) != shapes[position[path]]:
-            return None  # it defines other names: other files' edges change too
+    now = dict(files)
+    changed = [p for p, h in zip(paths, hashes, strict=True) if p in now and now[p] != h]
+    defined: dict[str, list[str]] = {p: [] for p in changed}
+    for path, name in rows_for(db, "SELECT path, name FROM defs WHERE path IN ({})", changed):
+        defined[str(path)].append(str(name))
+    reshaped = {p for p in changed if shape_digest(defined[p]) != shapes[position[p]]}
     graph = _assemble(found.arrays, paths, position, names)
     if graph is None:
         return None
     graph.shapes = shapes
-    return graph, changed
+    return graph, Stale([p for p in changed if p not in reshaped], sorted(reshaped),
+                        [p for p, _ in files if p not in position],
+                        [p for p in paths if p not in now])
 
 
 def _assemble(arrays: dict[str, NDArray[Any]], paths: list[str], position: dict[str, int],
