@@ -201,7 +201,37 @@ def measure(root: Path, queries: list[str], iterations: int) -> dict[str, Any]:
                                                        * 1000, 1)
     results["warm_graph_origin"] = index.graph_origin
     index.close()
+    if (root / ".git").exists():
+        results.update(after_pull(root, queries[0]))
     return results
+
+
+def after_pull(root: Path, query: str) -> dict[str, Any]:
+    """The next session after a pull: the clean tree (the benchmark's edits undone, its
+    graph saved) moved 30 commits back while no index was open; the first context brings
+    the saved graph up to date (or builds it)."""
+    from codeloop.context.retrieval import build_task_context
+    from codeloop.index.service import RepoIndex
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+    git("checkout", "-q", "-f", "HEAD")
+    git("clean", "-q", "-f", "-d")
+    index = RepoIndex(root)
+    index.update()
+    index.graph()
+    index.close()
+    git("checkout", "-q", "-f", "--detach", "HEAD~30")
+    index = RepoIndex(root)
+    touched = index.update().touched
+    started = time.perf_counter()
+    build_task_context(index, query, 20_000)
+    out = {"after_pull_files_touched": touched,
+           "after_pull_first_context_build_ms": round((time.perf_counter() - started) * 1000, 1),
+           "after_pull_graph_origin": index.graph_origin}
+    index.close()
+    return out
 
 
 def build_while_searching(index: Any, query: str) -> tuple[Any, dict[str, Any]]:
@@ -377,6 +407,10 @@ def main() -> None:
         print(f"{name}: {r['files']} files, {r['chunks']} chunks, cold {r['cold_index_s']} s, "
               f"incremental {r['incremental_update_ms']} ms (sweep {r['sweep_update_ms']} ms), "
               f"peak RSS {r['peak_rss_mb']} MB")
+        if "after_pull_graph_origin" in r:
+            print(f"  after a pull ({r['after_pull_files_touched']} files): first context "
+                  f"{r['after_pull_first_context_build_ms']} ms, graph "
+                  f"{r['after_pull_graph_origin']}")
         for tool in ("search_code", "find_symbol", "grep", "read_file", "context_build",
                      "context_refresh", "context_refresh_after_edit",
                      "context_refresh_after_new_file", "context_refresh_after_removal"):
@@ -409,6 +443,8 @@ def main() -> None:
             f"{prefix}first_context_build_ms": r["first_context_build_ms"],
             f"{prefix}warm_first_context_build_ms": r["warm_first_context_build_ms"],
             f"{prefix}warm_first_context_build_cpu_ms": r["warm_first_context_build_cpu_ms"],
+            **{f"{prefix}{k}": r[k] for k in ("after_pull_first_context_build_ms",
+                                                "after_pull_files_touched") if k in r},
             f"{prefix}partial_first_hit_s": r["partial_first_hit_s"],
             f"{prefix}partial_search_p50_ms": r["partial_search_p50_ms"],
             f"{prefix}partial_search_p95_ms": r["partial_search_p95_ms"],

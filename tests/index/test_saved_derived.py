@@ -152,6 +152,7 @@ def test_files_added_removed_or_reshaped_while_closed_are_brought_into_the_saved
     pricing = repo / "shop" / "pricing.py"
     pricing.write_text(pricing.read_text() + "\n\ndef round_price(x):\n    return x\n")
     (repo / "shop" / "tax.py").write_text("def taxed(x):\n    return round_price(x)\n")
+    (repo / "shop" / "basket.py").write_text("def fill(cart, item):\n    cart.add_item(item)\n")
     assert ("shop/tax.py", "shop/pricing.py", 1.0, "round_price") in edges(
         opened(repo, cache).graph())
     # pricing.py stops defining round_price and now defines add_item, which the cart
@@ -174,6 +175,7 @@ def test_files_added_removed_or_reshaped_while_closed_are_brought_into_the_saved
     assert "shop/sale.py" in graph.index and "shop/__init__.py" not in graph.index
     assert_as_built(index)
     assert not any(n == "round_price" for _, _, _, n in edges(graph))
+    assert ("shop/basket.py", "shop/pricing.py", 0.5, "add_item") in edges(graph)
     assert {(s, d, w, n) for s, d, w, n in edges(graph) if n == "apply_discount"} == {
         ("shop/cart.py", "shop/pricing.py", 0.5, "apply_discount"),
         ("shop/cart.py", "shop/sale.py", 0.5, "apply_discount")}

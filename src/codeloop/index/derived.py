@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Collection
 from pathlib import Path
 
 from codeloop.index import graph_store, history
@@ -19,9 +20,9 @@ from codeloop.index.graph import (
     files_pointing_at,
     files_referring,
     names_defined,
+    references_into,
     with_file_edges,
 )
-from codeloop.index.graph_store import Stale
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.writer import Change
 
@@ -76,28 +77,26 @@ class DerivedStructures:
         """The file graph: from the store when saved for these files, else built."""
         with self._lock:
             if self._graph is not None and (self._edited or self._removed):
-                self._graph = self._updated(self._graph, Stale(
-                    sorted(self._edited), [], sorted(self._added), sorted(self._removed)),
-                    self._renamed)
+                self._graph = self._updated(self._graph, self._edited, self._added,
+                                            self._removed, self._renamed)
             if self._graph is None:
                 self._graph = self._stored_or_built()
             self._edited, self._renamed, self._added, self._removed = set(), set(), set(), set()
             return self._graph
 
-    def _updated(self, graph: FileGraph, stale: Stale, renamed: set[str]) -> FileGraph | None:
-        """`graph` with the new files in it, the removed ones out, and the edges redone of
-        the changed files, of the files referring to a name they began or stopped defining
-        (`renamed`: its definers, so their edges' weights, changed) or pointing at a removed
-        or reshaped file, and of those whose imports may name a new one; None when those
-        are too many to be worth it (built again instead)."""
+    def _updated(self, graph: FileGraph, edited: set[str], added: set[str], removed: set[str],
+                 renamed: set[str], also: Collection[str] = ()) -> FileGraph | None:
+        """`graph` with the `added` files in it, the `removed` ones out, and the edges redone
+        of the `edited` files, of the files referring to a name some file began or stopped
+        defining (`renamed`: its definers, so their edges' weights, changed), of those
+        pointing at a removed file and of those whose imports may name a new one (and
+        `also`); None when those are too many to be worth it (built again instead)."""
         limit = max(REDO_FILES, len(graph.paths) // REDO_SHARE)
-        added, removed = set(stale.added), set(stale.removed)
-        redo = {*stale.changed, *stale.reshaped, *added}
-        # Every file referring to a name a removed or reshaped file defined, or importing
-        # it, has an edge to it (to each definer but itself; to the first file an import
-        # names): what stopped being defined, unknown for a reshaped file, is covered.
-        if removed or stale.reshaped:
-            redo |= files_pointing_at(graph, removed | set(stale.reshaped)) - removed
+        redo = {*edited, *also}
+        # Every file referring to a name a removed file defined, or importing it, has an
+        # edge to it (to each definer but itself; to the first file an import names).
+        if removed:
+            redo |= files_pointing_at(graph, removed) - removed
         if renamed and len(redo) <= limit:
             redo |= files_referring(self.db, renamed)
         if added and len(redo) <= limit:  # a scan of the imports per new file
@@ -115,11 +114,18 @@ class DerivedStructures:
             self.graph_origin, self._saved = "stored", True
             return found[0]
         if found is not None:
-            stale = found[1]
-            # What the new and reshaped files define now; what they defined before is
-            # found through the edges pointing at them.
-            renamed = names_defined(self.db, [*stale.added, *stale.reshaped])
-            graph = self._updated(found[0], stale, renamed)
+            saved, stale = found
+            # A file defining other names than when saved: the files whose edges to it
+            # name one it dropped, and those referring to a name it took up (one no edge
+            # to it names) have theirs redone.
+            renamed, also = names_defined(self.db, stale.added), set()
+            into = references_into(saved, stale.reshaped)
+            for path in stale.reshaped:
+                now = names_defined(self.db, [path])
+                also |= {src for src, name in into[path] if name not in now}
+                renamed |= now - {name for _, name in into[path]}
+            graph = self._updated(saved, {*stale.changed, *stale.reshaped, *stale.added},
+                                  set(stale.added), set(stale.removed), renamed, also)
             self.graph_origin = "stored+updated"
         if graph is None:
             graph, self.graph_origin = build_graph(self.db), "built"

@@ -194,6 +194,17 @@ def _with_paths(graph: FileGraph, added: set[str], removed: set[str]) -> FileGra
                      graph.edge_name[keep], graph.names, [shape_of.get(p, "") for p in paths])
 
 
+def references_into(graph: FileGraph, paths: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """For each of `paths`, (referring file, name) of each reference edge into it."""
+    name_of = {v: k for k, v in graph.names.items()}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for path in paths:
+        hit = (graph.dst == graph.index[path]) & (graph.edge_name >= 0)
+        out[path] = [(graph.paths[int(s)], name_of[int(n)])
+                     for s, n in zip(graph.src[hit], graph.edge_name[hit], strict=True)]
+    return out
+
+
 def files_pointing_at(graph: FileGraph, paths: set[str]) -> set[str]:
     """The files of `graph` with an edge (a reference or an import) to one of `paths`."""
     ids = [graph.index[p] for p in paths if p in graph.index]
