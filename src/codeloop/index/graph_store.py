@@ -117,13 +117,13 @@ def _assemble(arrays: dict[str, NDArray[Any]], paths: list[str], position: dict[
             and bool(np.all(np.isfinite(arrays["weight"])))
             and bool(np.all(np.isfinite(arrays["pair_weight"])))):
         return None
-    graph = FileGraph(paths, position, arrays["src"].astype(np.int64),
-                      arrays["dst"].astype(np.int64), arrays["weight"],
-                      arrays["edge_name"].astype(np.int64), name_ids)
-    graph.pair_src = arrays["pair_src"].astype(np.int64)
-    graph.pair_dst = arrays["pair_dst"].astype(np.int64)
+    graph = FileGraph(paths, position, arrays["src"].astype(np.int32),
+                      arrays["dst"].astype(np.int32), arrays["weight"],
+                      arrays["edge_name"].astype(np.int32), name_ids)
+    graph.pair_src = arrays["pair_src"].astype(np.int32)
+    graph.pair_dst = arrays["pair_dst"].astype(np.int32)
     graph.pair_weight = arrays["pair_weight"]
-    graph.by_name = arrays["by_name"].astype(np.int64)
-    graph.name_starts = starts.astype(np.int64)
+    graph.by_name = arrays["by_name"].astype(np.int32)
+    graph.name_starts = starts.astype(np.int32)
     derive_walk(graph)
     return graph
