@@ -119,9 +119,8 @@ class DerivedStructures:
             # name one it dropped, and those referring to a name it took up (one no edge
             # to it names) have theirs redone.
             renamed, also = names_defined(self.db, stale.added), set()
-            into = references_into(saved, stale.reshaped)
-            for path in stale.reshaped:
-                now = names_defined(self.db, [path])
+            into = references_into(saved, sorted(stale.reshaped))
+            for path, now in stale.reshaped.items():
                 also |= {src for src, name in into[path] if name not in now}
                 renamed |= now - {name for _, name in into[path]}
             graph = self._updated(saved, {*stale.changed, *stale.reshaped, *stale.added},

@@ -55,10 +55,11 @@ def save_graph(db: sqlite3.Connection, graph: FileGraph, files: list[tuple[str, 
 @dataclass(frozen=True)
 class Stale:
     """How the indexed files differ from those a graph was made from: `changed` files
-    define the same names, `reshaped` ones others; `added` and `removed` files."""
+    define the same names, `reshaped` ones others (those they define now); `added` and
+    `removed` files."""
 
     changed: list[str]
-    reshaped: list[str]
+    reshaped: dict[str, set[str]]
     added: list[str]
     removed: list[str]
 
@@ -86,12 +87,13 @@ def load_graph(db: sqlite3.Connection, files: list[tuple[str, str]]
     defined: dict[str, list[str]] = {p: [] for p in changed}
     for path, name in rows_for(db, "SELECT path, name FROM defs WHERE path IN ({})", changed):
         defined[str(path)].append(str(name))
-    reshaped = {p for p in changed if shape_digest(defined[p]) != shapes[position[p]]}
+    reshaped = {p: set(defined[p]) for p in changed
+                if shape_digest(defined[p]) != shapes[position[p]]}
     graph = _assemble(found.arrays, paths, position, names)
     if graph is None:
         return None
     graph.shapes = shapes
-    return graph, Stale([p for p in changed if p not in reshaped], sorted(reshaped),
+    return graph, Stale([p for p in changed if p not in reshaped], reshaped,
                         [p for p, _ in files if p not in position],
                         [p for p in paths if p not in now])
 
