@@ -49,14 +49,14 @@ def tables_of(index: RepoIndex) -> dict[str, dict[str, list[str]]]:
     focus.path_term_files(index, "cart money")
     pointers.frame_files(index, 'File "/x/pkg/cart.py", line 1')
     pointers.tested_sources(index, ["tests/test_cart.py"], is_test_path)
-    return {name: keys_of_table[1] for name, keys_of_table in index._path_tables._tables.items()}
+    return {name: keys_of_table[1] for name, keys_of_table in index._memos._paths._tables.items()}
 
 
 def assert_as_built(index: RepoIndex) -> None:
     paths = [str(r[0]) for r in index.db.execute(
         "SELECT path FROM files WHERE indexed=1 ORDER BY path")]
     assert index.paths() == paths
-    for keys_of, table in index._path_tables._tables.values():
+    for keys_of, table in index._memos._paths._tables.values():
         assert table == grouped(paths, keys_of)
 
 

@@ -31,7 +31,8 @@ from codeloop.index.heap import return_large_frees
 from codeloop.index.history import CommitSearch, git_head
 from codeloop.index.hits import ChunkHit, ReferenceHit, SymbolHit, UpdateStats
 from codeloop.index.lines import RecentLines, stat_key
-from codeloop.index.path_tables import KeysOf, PathTables
+from codeloop.index.memos import Memos
+from codeloop.index.path_tables import KeysOf
 from codeloop.index.readers import ReaderPriority
 from codeloop.index.sweep import BuildProgress, SweepTarget, run_sweep
 from codeloop.index.term_indexes import TermIndexes
@@ -43,9 +44,6 @@ from codeloop.workspace.hostfs import SafeRoot
 
 SWEEP_INTERVAL_S = 5.0
 _MAX_RETRIES = 2
-# Memos made from the list of indexed paths alone: kept when a file's content changes
-# (the tables of `path_table` are also kept when a file comes or goes).
-_PATH_MEMOS = frozenset({"path_set", "dotted_modules", "file_stems_kind"})
 T = TypeVar("T")
 
 
@@ -71,7 +69,8 @@ class RepoIndex:
         self._lock = threading.RLock()
         self._sweeping = threading.Lock()  # one sweep at a time
         self._terms = TermIndexes(self.root, self.dir, self.db)
-        self._writer = IndexWriter(self.db, self._terms, self._changed, self._rolled_back)
+        self._memos = Memos(self.db, self._lock)
+        self._writer = IndexWriter(self.db, self._terms, self._changed, self._memos.rolled_back)
         self._priority = ReaderPriority()
         # Public so a test can hold a build after a batch (`after_batch`).
         self.sweeps = SweepTarget(self.fs, self.db, self._terms, self._writer, self._lock,
@@ -82,8 +81,6 @@ class RepoIndex:
         # The graph and the commit search are also saved in the store for the next open.
         self._definitions = Definitions()
         self._generation = 0
-        self._memo: dict[str, object] = {}
-        self._path_tables = PathTables()
         self._lines = RecentLines()
         self._last_sweep = 0.0
         self._head = git_head(self.root)
@@ -176,28 +173,16 @@ class RepoIndex:
     def _changed(self, rel: str, change: Change) -> None:
         """After a file's rows changed (under the lock): drop or mark what derives from them."""
         self._generation += 1
-        self._memo.clear()
         self._definitions.edited(rel)
         row = self.db.execute("SELECT indexed FROM files WHERE path=?", (rel,)).fetchone()
         present = bool(row and row[0])
-        if change.files:  # the path memos are made of the set of files alone
-            self._path_tables.moved(rel, present)
+        self._memos.changed(rel, change.files, present)
         self.derived.changed(rel, change, present)
-
-    def _rolled_back(self) -> None:
-        """The store is back where it was: the path tables (told of changes undone now) are
-        made again from it."""
-        self._memo.clear()
-        self._path_tables.clear()
 
     def memo(self, name: str, factory: Callable[[], T]) -> T:
         """A value derived from the index, cached until the next change (of the set of
         paths, for the path memos)."""
-        memos = self._path_tables.values if name in _PATH_MEMOS else self._memo
-        with self._lock:
-            if name not in memos:
-                memos[name] = factory()
-            return memos[name]  # type: ignore[return-value]
+        return self._memos.get(name, factory)
 
     # --- serving (every result is checked against the disk first) -----------------------
 
@@ -389,20 +374,12 @@ class RepoIndex:
         return self.memo("file_sizes", load)
 
     def paths(self) -> list[str]:
-        with self._lock:
-            return list(self._loaded_paths().paths or ())
+        return self._memos.paths()
 
     def path_table(self, name: str, keys_of: KeysOf) -> dict[str, list[str]]:
         """The indexed paths grouped under the keys `keys_of` gives each (`path_tables`),
         in path order; kept up to date as files come and go. Read it, never change it."""
-        with self._lock:
-            return self._loaded_paths().table(name, keys_of)
-
-    def _loaded_paths(self) -> PathTables:
-        if self._path_tables.paths is None:
-            self._path_tables.paths = [str(r[0]) for r in self.db.execute(
-                "SELECT path FROM files WHERE indexed=1 ORDER BY path")]
-        return self._path_tables
+        return self._memos.table(name, keys_of)
 
     def stats(self) -> dict[str, int]:
         def count(sql: str) -> int:
