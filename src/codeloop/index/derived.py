@@ -51,16 +51,15 @@ class DerivedStructures:
         self.graph_origin: str | None = None
         self.history_origin: str | None = None
 
-    def changed(self, rel: str, change: Change, present: bool) -> None:
-        """A file's rows changed (the caller holds the lock; `present`: whether it is now
-        among the indexed files): its edges are to redo, and with them, when it began or
-        stopped defining names, those of the files referring to those names (for a new
-        file, also of those whose imports may name it; a removed file's, of those that
-        pointed at it)."""
+    def changed(self, rel: str, change: Change) -> None:
+        """A file's rows changed (the caller holds the lock): its edges are to redo, and
+        with them, when it began or stopped defining names, those of the files referring to
+        those names (for a new file, also of those whose imports may name it; a removed
+        file's, of those that pointed at it)."""
         if self._graph is None:
             return
         in_graph = rel in self._graph.index
-        if present:
+        if change.indexed:
             self._edited.add(rel)
             if in_graph:
                 self._removed.discard(rel)  # gone and back before the graph was asked for

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from codeloop.index.path_tables import KeysOf, PathTables
+from codeloop.index.writer import Change
 
 # Made from the list of indexed paths alone: kept when a file's content changes.
 _PATH_MEMOS = frozenset({"path_set", "dotted_modules", "file_stems_kind"})
@@ -41,12 +42,11 @@ class Memos:
         with self._lock:
             return self._loaded().table(name, keys_of)
 
-    def changed(self, path: str, moved: bool, present: bool) -> None:
-        """`path`'s rows changed; `moved`: the set of indexed files may have, `present`:
-        whether `path` is among them now."""
+    def changed(self, path: str, change: Change) -> None:
+        """`path`'s rows changed (and with them, maybe, the set of indexed files)."""
         self._values.clear()
-        if moved:
-            self._paths.moved(path, present)
+        if change.files:
+            self._paths.moved(path, change.indexed)
 
     def rolled_back(self) -> None:
         """The store is back where it was: the path tables, told of changes undone now,

@@ -174,10 +174,8 @@ class RepoIndex:
         """After a file's rows changed (under the lock): drop or mark what derives from them."""
         self._generation += 1
         self._definitions.edited(rel)
-        row = self.db.execute("SELECT indexed FROM files WHERE path=?", (rel,)).fetchone()
-        present = bool(row and row[0])
-        self._memos.changed(rel, change.files, present)
-        self.derived.changed(rel, change, present)
+        self._memos.changed(rel, change)
+        self.derived.changed(rel, change)
 
     def memo(self, name: str, factory: Callable[[], T]) -> T:
         """A value derived from the index, cached until the next change (of the set of

@@ -48,11 +48,12 @@ def parse(fs: SafeRoot, rel: str, old_hash: str | None) -> Parsed | None:
 @dataclass(frozen=True)
 class Change:
     """What a file's new rows change besides its content: the set of indexed files
-    (`files`), or the names it defines (`names`: those it began or stopped defining)."""
+    (`files`; `indexed`: whether the file is among them now), or the names it defines
+    (`names`: those it began or stopped defining)."""
 
     files: bool
+    indexed: bool
     names: frozenset[str] = frozenset()
-    added: bool = False  # with `files`: an indexed file that was not there before
 
 
 class IndexWriter:
@@ -83,10 +84,11 @@ class IndexWriter:
         a = parsed.analysis
         defined = frozenset(d.name for d in a.symbols.definitions)
         if old_hash is None:
-            change = Change(files=True, names=defined, added=a.indexed)
+            change = Change(files=True, indexed=a.indexed, names=defined)
         else:
             indexed, names = self._shape(rel)
-            change = Change(files=indexed != a.indexed, names=defined.symmetric_difference(names))
+            change = Change(files=indexed != a.indexed, indexed=a.indexed,
+                            names=defined.symmetric_difference(names))
             self._delete(rel)
         self._insert(rel, parsed.size, parsed.mtime_ns, parsed.digest, a)
         self.changed(rel, change)
@@ -94,7 +96,7 @@ class IndexWriter:
 
     def drop(self, rel: str) -> None:
         self._delete(rel)
-        self.changed(rel, Change(files=True))
+        self.changed(rel, Change(files=True, indexed=False))
 
     def _shape(self, rel: str) -> tuple[bool, set[str]]:
         """Whether the stored file is indexed, and the names it defines."""
