@@ -228,3 +228,47 @@ def test_a_removed_file_leaves_the_graph_as_a_rebuild_would(
     assert "pkg/vat.py" in graph.index and "pkg/tax.py" not in graph.index
     assert_as_a_build_gives(graph, index)
     index.close()
+
+
+def test_a_removed_file_reads_none_of_the_files_that_pointed_at_it_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their edges' weights follow the names' fewer definers (across the five-definer
+    discount too) and their imports the next candidate, without their rows being read."""
+    root = tmp_path / "repo"
+    (root / "pkg" / "util").mkdir(parents=True)
+    for i in range(6):  # `helper` and `_private` defined in six files: weights x0.1
+        (root / "pkg" / f"impl{i}.py").write_text(
+            "def helper(x):\n    return x\n\n\ndef _private(x):\n    return x\n")
+    (root / "pkg" / "util.py").write_text("def tool():\n    return 1\n")
+    (root / "pkg" / "util" / "__init__.py").write_text("def tool():\n    return 2\n")
+    for i in range(60):  # more referrers than a redo would take (REDO_FILES)
+        (root / "pkg" / f"user{i}.py").write_text(
+            "import pkg.util\nfrom pkg.impl0 import helper\n\n\ndef run(x):\n"
+            "    y = helper(x)\n    return helper(y) + _private(x) + pkg.util.tool()\n")
+    index = RepoIndex(root)
+    index.update()
+    index.graph()
+    redone: list[set[str]] = []
+    real = derived.with_file_edges
+
+    def recording(graph: FileGraph, db: object, paths: set[str], *rest: object) -> FileGraph:
+        redone.append(set(paths))
+        return real(graph, db, paths, *rest)  # type: ignore[arg-type]
+
+    def no_build(*_args: object) -> None:
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(derived, "with_file_edges", recording)
+    monkeypatch.setattr(derived, "build_graph", no_build)
+    for rel in ("pkg/impl0.py", "pkg/util.py"):
+        (root / rel).unlink()
+        index.notify_changed([rel])
+        graph = index.graph()
+        assert_as_a_build_gives(graph, index)
+    assert redone == [set(), set()]
+    weights = {(d, n): w for s, d, w, n in edges(graph) if s == "pkg/user7.py"}
+    # Five definers left: no discount for `helper` (sqrt(2) / 5); `_private` keeps its own.
+    assert weights[("pkg/impl1.py", "helper")] == round(2 ** 0.5 / 5, 6)
+    assert weights[("pkg/impl1.py", "_private")] == round(0.1 / 5, 6)
+    assert weights[("pkg/util/__init__.py", "<import>")] == 1.0
+    index.close()

@@ -2,7 +2,7 @@
 there for the same files (the same git HEAD), else built and saved; the graph is kept up to
 date across edits (an edited or new file's edges redone, `graph.with_file_edges`, with
 those of the files referring to a name it began or stopped defining or importing it; a
-removed file's dropped, with those of the files that pointed at it redone) and
+removed file's dropped, `graph_removal.without_files`) and
 saved again when the index closes or is copied (`graph_store`, `history.save_search`)."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from codeloop.index.graph import (
     FileGraph,
     build_graph,
     files_importing,
-    files_pointing_at,
     files_referring,
     names_defined,
     references_into,
     with_file_edges,
 )
+from codeloop.index.graph_removal import without_files
 from codeloop.index.history import CommitSearch, git_head, recent_commits
 from codeloop.index.writer import Change
 
@@ -87,15 +87,11 @@ class DerivedStructures:
                  renamed: set[str], also: Collection[str] = ()) -> FileGraph | None:
         """`graph` with the `added` files in it, the `removed` ones out, and the edges redone
         of the `edited` files, of the files referring to a name some file began or stopped
-        defining (`renamed`: its definers, so their edges' weights, changed), of those
-        pointing at a removed file and of those whose imports may name a new one (and
-        `also`); None when those are too many to be worth it (built again instead)."""
+        defining (`renamed`: its definers, so their edges' weights, changed) and of those
+        whose imports may name a new one (and `also`); None when those are too many to be
+        worth it (built again instead)."""
         limit = max(REDO_FILES, len(graph.paths) // REDO_SHARE)
         redo = {*edited, *also}
-        # Every file referring to a name a removed file defined, or importing it, has an
-        # edge to it (to each definer but itself; to the first file an import names).
-        if removed:
-            redo |= files_pointing_at(graph, removed) - removed
         if renamed and len(redo) <= limit:
             redo |= files_referring(self.db, renamed)
         if added and len(redo) <= limit:  # a scan of the imports per new file
@@ -103,7 +99,9 @@ class DerivedStructures:
         if len(redo) > limit:
             return None
         self._saved = False
-        return with_file_edges(graph, self.db, redo, added, removed)
+        if removed:
+            graph = without_files(graph, self.db, removed)
+        return with_file_edges(graph, self.db, redo, added)
 
     def _stored_or_built(self) -> FileGraph:
         files = graph_store.indexed_files(self.db)

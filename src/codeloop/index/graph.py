@@ -65,7 +65,7 @@ class FileGraph:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
-def _module_candidates(module: str, importer: str) -> list[str]:
+def module_candidates(module: str, importer: str) -> list[str]:
     """Paths a Python or JS import may name; the graph keeps only the ones that exist."""
     if module.startswith("."):
         base = importer.rsplit("/", 1)[0] if "/" in importer else ""
@@ -90,6 +90,20 @@ def _module_candidates(module: str, importer: str) -> list[str]:
     return [stem + ".py", stem + "/__init__.py"]
 
 
+def name_weight(name: str, definers: int, count: float) -> float:
+    """The weight of an edge for a name referenced `count` times and defined in `definers`
+    files (one edge to each)."""
+    w = math.sqrt(count) / definers
+    if discounted(name, definers):
+        w *= 0.1
+    return w
+
+
+def discounted(name: str, definers: int) -> bool:
+    """Whether a name's edges weigh a tenth: defined in many files, or private."""
+    return definers > _COMMON_NAME_FILES or name.startswith("_")
+
+
 class _Edges:
     """Edges collected in compact arrays (~300k on sympy: 10 MB here, ~40 MB as lists)."""
 
@@ -110,9 +124,7 @@ class _Edges:
         targets = definers.get(name)
         if not targets or path not in graph.index:
             return
-        w = math.sqrt(count) / len(targets)
-        if len(targets) > _COMMON_NAME_FILES or name.startswith("_"):
-            w *= 0.1
+        w = name_weight(name, len(targets), count)
         name_id = graph.names.setdefault(name, len(graph.names))
         for target in targets:
             if target != path and target in graph.index:
@@ -121,7 +133,7 @@ class _Edges:
     def add_import(self, path: str, module: str, graph: FileGraph) -> None:
         if path not in graph.index:
             return
-        for candidate in _module_candidates(module, path):
+        for candidate in module_candidates(module, path):
             if candidate in graph.index and candidate != path:
                 self.add(graph.index[path], graph.index[candidate], 1.0, -1)
                 return
@@ -155,15 +167,15 @@ def build_graph(db: sqlite3.Connection) -> FileGraph:
 
 
 def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
-                    added: Collection[str] = (), removed: Collection[str] = ()) -> FileGraph:
-    """`graph` with the files `added`, without those `removed` (and their edges), and the
-    outgoing edges and the names of `paths` read again from the store, ~50 times cheaper
-    than `build_graph` on sympy. The rest of the graph must be the same: `paths` holds the
-    added files, every file referring to a name whose definers changed (`files_referring`),
-    every file that pointed at a removed one (`files_pointing_at`) and every file whose
-    imports may now name an added one (`files_importing`)."""
-    if added or removed:
-        graph = _with_paths(graph, set(added), set(removed))
+                    added: Collection[str] = ()) -> FileGraph:
+    """`graph` with the files `added`, and the outgoing edges and the names of `paths` read
+    again from the store, ~50 times cheaper than `build_graph` on sympy. The rest of the
+    graph must be the same: `paths` holds the added files, every file referring to a name
+    whose definers changed (`files_referring`) and every file whose imports may now name an
+    added one (`files_importing`). Removed files are taken out before
+    (`graph_removal.without_files`)."""
+    if added:
+        graph = with_paths(graph, set(added), set())
     ids = [graph.index[p] for p in paths if p in graph.index]
     keep = ~np.isin(graph.src, ids)
     out = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
@@ -190,7 +202,7 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     return out
 
 
-def _with_paths(graph: FileGraph, added: set[str], removed: set[str]) -> FileGraph:
+def with_paths(graph: FileGraph, added: set[str], removed: set[str]) -> FileGraph:
     """`graph`'s edges over its files and `added` (edgeless for now), in path order, without
     `removed` and any edge from or to them; its derived arrays are left for the caller."""
     paths = sorted({*graph.paths, *added} - removed)
@@ -212,12 +224,6 @@ def references_into(graph: FileGraph, paths: list[str]) -> dict[str, list[tuple[
         out[path] = [(graph.paths[int(s)], name_of[int(n)])
                      for s, n in zip(graph.src[hit], graph.edge_name[hit], strict=True)]
     return out
-
-
-def files_pointing_at(graph: FileGraph, paths: set[str]) -> set[str]:
-    """The files of `graph` with an edge (a reference or an import) to one of `paths`."""
-    ids = [graph.index[p] for p in paths if p in graph.index]
-    return {graph.paths[int(i)] for i in np.unique(graph.src[np.isin(graph.dst, ids)])}
 
 
 _SQL_BATCH = 500  # parameters per query, well under SQLite's limit
