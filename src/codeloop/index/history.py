@@ -68,12 +68,13 @@ class CommitSearch:
         code = (Commit(c.message, tuple(p for p in c.paths if _is_code(p))) for c in commits)
         # A message with no term ("wip", "i") matches nothing; an index of only such
         # messages would have no vocabulary, which BM25 cannot build.
-        self._commits = [c for c in code if 0 < len(c.paths) <= MAX_COMMIT_FILES
-                         and terms(c.message)]
+        kept = [(c, words) for c in code if 0 < len(c.paths) <= MAX_COMMIT_FILES
+                if (words := terms(c.message))]
+        self._commits = [c for c, _ in kept]
         self._bm25: bm25s.BM25 | None = None
-        if self._commits:
+        if kept:
             self._bm25 = bm25s.BM25()
-            self._bm25.index([terms(c.message) for c in self._commits], show_progress=False)
+            self._bm25.index([words for _, words in kept], show_progress=False)
 
     def __len__(self) -> int:
         return len(self._commits)
