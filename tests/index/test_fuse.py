@@ -36,3 +36,14 @@ def test_packaging_files_rank_below_the_source_they_tie_with() -> None:
                                 "src/pkg/_version.py", "src/pkg/versions.py"]}, {})
     assert ranked(found, weights={"chunks": 1.0})[:2] == ["pylint/lint/run.py",
                                                           "src/pkg/versions.py"]
+
+
+def test_code_in_a_language_without_a_grammar_ranks_as_code_not_as_prose() -> None:
+    """Cython, Fortran, Julia…: no tree-sitter grammar here, but their files are where a
+    change lands, above the notes and docs they tie with."""
+    for code in ("astropy/table/_column_mixins.pyx", "src/solver.f90", "src/Kernel.jl",
+                 "R/model.R", "CMakeLists.txt"):
+        found = Signals({"chunks": ["NOTES.txt", "docs/guide.md", code]}, {})
+        assert ranked(found, weights={"chunks": 1.0})[0] == code
+    found = Signals({"chunks": ["notes.unknownext", "pkg/guide.py"]}, {})
+    assert ranked(found, weights={"chunks": 1.0}) == ["pkg/guide.py", "notes.unknownext"]

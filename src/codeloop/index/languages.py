@@ -21,8 +21,20 @@ _EXTENSIONS: dict[str, str] = {
     ".md": "markdown", ".rst": "rst", ".txt": "text",
     ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".cfg": "ini",
     ".ini": "ini", ".html": "html", ".css": "css", ".xml": "xml",
+    # Code without a grammar here: named so that it ranks as code, not as prose ("text").
+    ".pyw": "python", ".pyx": "cython", ".pxd": "cython", ".pxi": "cython",
+    ".cxx": "cpp", ".hxx": "cpp", ".hh": "cpp", ".cu": "cuda", ".cuh": "cuda",
+    ".mm": "objective-c", ".f": "fortran", ".for": "fortran", ".f77": "fortran",
+    ".f90": "fortran", ".f95": "fortran", ".f03": "fortran", ".f08": "fortran",
+    ".jl": "julia", ".r": "r", ".pl": "perl", ".pm": "perl", ".ex": "elixir",
+    ".exs": "elixir", ".erl": "erlang", ".hrl": "erlang", ".hs": "haskell", ".ml": "ocaml",
+    ".mli": "ocaml", ".clj": "clojure", ".cljs": "clojure", ".dart": "dart", ".vue": "vue",
+    ".svelte": "svelte", ".zig": "zig", ".nim": "nim", ".groovy": "groovy", ".kts": "kotlin",
+    ".zsh": "shell", ".ps1": "powershell", ".scss": "css", ".sass": "css", ".less": "css",
+    ".proto": "protobuf", ".graphql": "graphql", ".tf": "hcl", ".cmake": "cmake",
 }
-_NAMES: dict[str, str] = {"Makefile": "make", "Dockerfile": "docker", "setup.cfg": "ini"}
+_NAMES: dict[str, str] = {"Makefile": "make", "Dockerfile": "docker", "setup.cfg": "ini",
+                          "CMakeLists.txt": "cmake"}
 
 # Imports are not in the grammars' tags.scm (Python's has none at all), so they are ours.
 _IMPORT_QUERIES: dict[str, str] = {
