@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from codeloop.index import derived
+from codeloop.index import graph as graph_module
 from codeloop.index.graph import FileGraph, build_graph
 from codeloop.index.service import RepoIndex
 
@@ -271,4 +273,42 @@ def test_a_removed_file_reads_none_of_the_files_that_pointed_at_it_again(
     assert weights[("pkg/impl1.py", "helper")] == round(2 ** 0.5 / 5, 6)
     assert weights[("pkg/impl1.py", "_private")] == round(0.1 / 5, 6)
     assert weights[("pkg/util/__init__.py", "<import>")] == 1.0
+    index.close()
+
+
+def test_after_an_edit_the_derived_arrays_are_made_from_the_old_ones_to_the_bit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summed pairs, the edges by name and the walk after an edit equal those derived
+    from scratch from the same edges, without deriving them from scratch."""
+    root = small_repo(tmp_path)
+    for i in range(8):  # shared names: pairs of several edges, names of many edges
+        (root / "pkg" / f"mod{i}.py").write_text(
+            "from pkg.money import to_cents\nfrom pkg.tax import vat\n\n\n"
+            f"def f{i}(x):\n    return to_cents(x) + vat(x) + f{(i + 1) % 8}(x)\n")
+    index = RepoIndex(root)
+    index.update()
+    index.graph()
+    real = graph_module._derive
+
+    def scratch(*_args: object) -> None:
+        raise AssertionError("derived from scratch")
+
+    edits = [("pkg/mod3.py", "def f3(x):\n    return vat(vat(x)) + f1(x) + f5(x)\n"),
+             ("pkg/tax.py", "def vat(x):\n    return x * 0.2\n\n\ndef f2(x):\n    return x\n"),
+             ("pkg/cart.py", "def total(items):\n    return 0\n")]
+    for rel, text in edits:
+        (root / rel).write_text(text)
+        index.notify_changed([rel])
+        with monkeypatch.context() as m:
+            m.setattr(graph_module, "_derive", scratch)
+            graph = index.graph()
+        fresh = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
+                          graph.edge_name, graph.names)
+        real(fresh)
+        for key in ("pair_src", "pair_dst", "pair_weight", "by_name", "name_starts",
+                    "out_weight"):
+            assert np.array_equal(getattr(graph, key), getattr(fresh, key)), key
+        assert graph.walk is not None and fresh.walk is not None
+        assert (graph.walk != fresh.walk).nnz == 0
+        assert_as_a_build_gives(graph, index)
     index.close()

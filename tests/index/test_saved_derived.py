@@ -312,3 +312,28 @@ def test_the_checksum_is_a_crc_of_the_blob_and_an_older_one_reads_as_nothing_sav
     first.close()
     assert_opens_as_built(repo, cache, "built")
     assert reopened_origin(repo, cache) == "stored"
+
+
+@pytest.mark.parametrize("disorder", ["pairs", "names"])
+def test_a_saved_graph_out_of_order_is_not_served(repo: Path, tmp_path: Path,
+                                                  disorder: str) -> None:
+    """An edit updates the graph by merging into its pairs and its edges by name, so a saved
+    graph whose pairs are out of order (or whose edges by name are not grouped) is built
+    again, in range though every index is."""
+    for i in range(4):
+        (repo / f"mod{i}.py").write_text(
+            f"def f{i}(x):\n    return g{i}(x)\n\n\ndef g{i}(x):\n    return f{(i + 1) % 4}(x)\n")
+    cache = tmp_path / "cache"
+    first = opened(repo, cache)
+    first.graph()
+    found = saved.load(first.db, graph_store.NAME)
+    assert found is not None
+    arrays = {k: ("i4" if v.dtype.kind == "i" else "f8", v) for k, v in found.arrays.items()}
+    key = "pair_src" if disorder == "pairs" else "by_name"
+    names = found.arrays["edge_name"][found.arrays["by_name"]]
+    assert len(set(found.arrays["pair_src"].tolist())) > 2 and len(set(names.tolist())) > 2
+    arrays[key] = ("i4", arrays[key][1][::-1].copy())
+    assert saved.save(first.db, graph_store.NAME, graph_store.KEY, arrays, found.data)
+    first.close()
+
+    assert_opens_as_built(repo, cache, "built")

@@ -98,9 +98,17 @@ def load_graph(db: sqlite3.Connection, files: list[tuple[str, str]]
                         [p for p in paths if p not in now])
 
 
+def _in_order(arrays: dict[str, NDArray[Any]], n: int) -> bool:
+    """Whether the pairs are in order of (source, target), each once, and the edges by name
+    grouped: what updating the graph after an edit builds on (`graph._derive_redone`)."""
+    codes = arrays["pair_src"].astype(np.int64) * max(1, n) + arrays["pair_dst"]
+    by_name = arrays["edge_name"][arrays["by_name"]]
+    return bool(np.all(np.diff(codes) > 0)) and bool(np.all(np.diff(by_name) >= 0))
+
+
 def _assemble(arrays: dict[str, NDArray[Any]], paths: list[str], position: dict[str, int],
               names: list[str]) -> FileGraph | None:
-    """The graph from saved arrays, if they fit together (lengths, index ranges)."""
+    """The graph from saved arrays, if they fit together (lengths, index ranges, order)."""
     if any(k not in arrays for k in (*_EDGE_ARRAYS, *_PAIR_ARRAYS, "name_starts")):
         return None
     n, edges, pairs = len(paths), len(arrays["src"]), len(arrays["pair_src"])
@@ -117,7 +125,8 @@ def _assemble(arrays: dict[str, NDArray[Any]], paths: list[str], position: dict[
             and saved.int_range(arrays["by_name"], 0, edges)
             and saved.int_range(starts, 0, edges + 1) and bool(np.all(np.diff(starts) >= 0))
             and bool(np.all(np.isfinite(arrays["weight"])))
-            and bool(np.all(np.isfinite(arrays["pair_weight"])))):
+            and bool(np.all(np.isfinite(arrays["pair_weight"])))
+            and _in_order(arrays, n)):
         return None
     graph = FileGraph(paths, position, arrays["src"].astype(np.int32),
                       arrays["dst"].astype(np.int32), arrays["weight"],

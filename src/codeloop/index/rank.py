@@ -20,10 +20,10 @@ from functools import lru_cache
 
 from codeloop.index import embeddings
 from codeloop.index.focus import Focus, focus_of, path_term_files, without_reports
-from codeloop.index.graph import pagerank
 from codeloop.index.history import title_of
 from codeloop.index.hits import ChunkHit
 from codeloop.index.languages import PROSE_LANGUAGES, detect_language
+from codeloop.index.pagerank import pagerank
 from codeloop.index.pointers import (
     class_files,
     class_pairs,
