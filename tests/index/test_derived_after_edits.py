@@ -278,8 +278,9 @@ def test_a_removed_file_reads_none_of_the_files_that_pointed_at_it_again(
 
 def test_after_an_edit_the_derived_arrays_are_made_from_the_old_ones_to_the_bit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The summed pairs, the edges by name and the walk after an edit equal those derived
-    from scratch from the same edges, without deriving them from scratch."""
+    """The summed pairs, the edges by name and the walk after an edit (or a new file, which
+    moves the ids after it) equal those derived from scratch from the same edges, without
+    deriving them from scratch."""
     root = small_repo(tmp_path)
     for i in range(8):  # shared names: pairs of several edges, names of many edges
         (root / "pkg" / f"mod{i}.py").write_text(
@@ -295,7 +296,9 @@ def test_after_an_edit_the_derived_arrays_are_made_from_the_old_ones_to_the_bit(
 
     edits = [("pkg/mod3.py", "def f3(x):\n    return vat(vat(x)) + f1(x) + f5(x)\n"),
              ("pkg/tax.py", "def vat(x):\n    return x * 0.2\n\n\ndef f2(x):\n    return x\n"),
-             ("pkg/cart.py", "def total(items):\n    return 0\n")]
+             ("pkg/cart.py", "def total(items):\n    return 0\n"),
+             ("pkg/aaa_new.py", "from pkg.tax import vat\n\n\ndef f9(x):\n    return vat(f1(x))\n"),
+             ("pkg/zzz_new.py", "def f8(x):\n    return f9(x)\n")]
     for rel, text in edits:
         (root / rel).write_text(text)
         index.notify_changed([rel])

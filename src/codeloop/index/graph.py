@@ -172,6 +172,7 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     whose definers changed (`files_referring`) and every file whose imports may now name an
     added one (`files_importing`). Removed files are taken out before
     (`graph_removal.without_files`)."""
+    before = graph
     if added:
         graph = with_paths(graph, set(added), set())
     ids = [graph.index[p] for p in paths if p in graph.index]
@@ -196,10 +197,23 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     out.dst = np.concatenate([graph.dst[keep], dst])
     out.weight = np.concatenate([graph.weight[keep], weight])
     out.edge_name = np.concatenate([graph.edge_name[keep], name])
-    if added or graph.walk is None:
-        _derive(out)  # ids moved (or nothing derived yet): from scratch
+    if before.walk is None:
+        _derive(out)  # nothing derived yet
     else:
-        _derive_redone(graph, out, keep, np.array(ids, dtype=np.int32))
+        _derive_redone(_carried(before, graph) if added else graph, out, keep,
+                       np.array(ids, dtype=np.int32))
+    return out
+
+
+def _carried(before: FileGraph, after: FileGraph) -> FileGraph:
+    """`after` (`before` with files added: the same edges, file ids moved up) with
+    `before`'s derived arrays on its ids; the ids keep their order, so the pairs theirs."""
+    moved = np.array([after.index[p] for p in before.paths], dtype=np.int32)
+    out = FileGraph(after.paths, after.index, after.src, after.dst, after.weight,
+                    after.edge_name, after.names, after.shapes)
+    out.pair_src, out.pair_dst = moved[before.pair_src], moved[before.pair_dst]
+    out.pair_weight, out.by_name = before.pair_weight, before.by_name
+    out.name_starts = before.name_starts
     return out
 
 
