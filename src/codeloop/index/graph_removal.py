@@ -28,8 +28,8 @@ from codeloop.index.graph import (
 
 def without_files(graph: FileGraph, db: sqlite3.Connection, removed: set[str]) -> FileGraph:
     """`graph` without `removed` (files of it whose rows are gone from the store `db`) and
-    their edges, the other edges as a build from the store would make them; derived arrays
-    are left for the caller (`graph.derive`)."""
+    their edges, the other edges as a build from the store would make them; its derived
+    arrays are left for `graph.with_file_edges`, which makes them."""
     gone = np.array(sorted(graph.index[p] for p in removed if p in graph.index), dtype=np.int32)
     into = np.isin(graph.dst, gone)
     weight = _reweighted(graph, db, gone, into)
