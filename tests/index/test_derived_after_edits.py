@@ -36,6 +36,19 @@ def assert_as_a_build_gives(graph: FileGraph, index: RepoIndex) -> None:
     assert graph.shapes == fresh.shapes
 
 
+def assert_derived_as_from_scratch(graph: FileGraph) -> None:
+    """The summed pairs, the edges by name and the walk are those `_derive` makes from the
+    same edges, to the bit."""
+    fresh = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
+                      graph.edge_name, graph.names)
+    graph_module._derive(fresh)
+    for key in ("pair_src", "pair_dst", "pair_weight", "by_name", "name_starts",
+                "out_weight"):
+        assert np.array_equal(getattr(graph, key), getattr(fresh, key)), key
+    assert graph.walk is not None and fresh.walk is not None
+    assert (graph.walk != fresh.walk).nnz == 0
+
+
 def small_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
@@ -206,6 +219,7 @@ def test_a_removed_file_leaves_the_graph_as_a_rebuild_would(
             graph = index.graph()
         assert graph.paths is not before.paths and not set(rels) & set(graph.paths)
         assert_as_a_build_gives(graph, index)
+        assert_derived_as_from_scratch(graph)
         return graph
 
     graph = removed("pkg/rates.py")
@@ -235,7 +249,8 @@ def test_a_removed_file_leaves_the_graph_as_a_rebuild_would(
 def test_a_removed_file_reads_none_of_the_files_that_pointed_at_it_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Their edges' weights follow the names' fewer definers (across the five-definer
-    discount too) and their imports the next candidate, without their rows being read."""
+    discount too) and their imports the next candidate, without their rows being read or
+    the graph's derived arrays made from scratch."""
     root = tmp_path / "repo"
     (root / "pkg" / "util").mkdir(parents=True)
     for i in range(6):  # `helper` and `_private` defined in six files: weights x0.1
@@ -260,12 +275,18 @@ def test_a_removed_file_reads_none_of_the_files_that_pointed_at_it_again(
     def no_build(*_args: object) -> None:
         raise AssertionError("the graph was built again")
 
+    def scratch(*_args: object) -> None:
+        raise AssertionError("derived from scratch")
+
     monkeypatch.setattr(derived, "with_file_edges", recording)
     monkeypatch.setattr(derived, "build_graph", no_build)
     for rel in ("pkg/impl0.py", "pkg/util.py"):
         (root / rel).unlink()
         index.notify_changed([rel])
-        graph = index.graph()
+        with monkeypatch.context() as m:
+            m.setattr(graph_module, "_derive", scratch)
+            graph = index.graph()
+        assert_derived_as_from_scratch(graph)
         assert_as_a_build_gives(graph, index)
     assert redone == [set(), set()]
     weights = {(d, n): w for s, d, w, n in edges(graph) if s == "pkg/user7.py"}
@@ -289,7 +310,6 @@ def test_after_an_edit_the_derived_arrays_are_made_from_the_old_ones_to_the_bit(
     index = RepoIndex(root)
     index.update()
     index.graph()
-    real = graph_module._derive
 
     def scratch(*_args: object) -> None:
         raise AssertionError("derived from scratch")
@@ -305,13 +325,6 @@ def test_after_an_edit_the_derived_arrays_are_made_from_the_old_ones_to_the_bit(
         with monkeypatch.context() as m:
             m.setattr(graph_module, "_derive", scratch)
             graph = index.graph()
-        fresh = FileGraph(graph.paths, graph.index, graph.src, graph.dst, graph.weight,
-                          graph.edge_name, graph.names)
-        real(fresh)
-        for key in ("pair_src", "pair_dst", "pair_weight", "by_name", "name_starts",
-                    "out_weight"):
-            assert np.array_equal(getattr(graph, key), getattr(fresh, key)), key
-        assert graph.walk is not None and fresh.walk is not None
-        assert (graph.walk != fresh.walk).nnz == 0
+        assert_derived_as_from_scratch(graph)
         assert_as_a_build_gives(graph, index)
     index.close()

@@ -172,6 +172,8 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     whose definers changed (`files_referring`) and every file whose imports may now name an
     added one (`files_importing`). Removed files are taken out before
     (`graph_removal.without_files`)."""
+    if not paths and not added and graph.walk is not None:
+        return graph  # a removal alone (`graph_removal`) left nothing to redo
     before = graph
     if added:
         graph = with_paths(graph, set(added), set())
@@ -200,20 +202,26 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     if before.walk is None:
         _derive(out)  # nothing derived yet
     else:
-        _derive_redone(_carried(before, graph) if added else graph, out, keep,
-                       np.array(ids, dtype=np.int32))
+        derive_redone(carried(before, graph) if added else graph, out, keep,
+                      np.array(ids, dtype=np.int32))
     return out
 
 
-def _carried(before: FileGraph, after: FileGraph) -> FileGraph:
-    """`after` (`before` with files added: the same edges, file ids moved up) with
-    `before`'s derived arrays on its ids; the ids keep their order, so the pairs theirs."""
-    moved = np.array([after.index[p] for p in before.paths], dtype=np.int32)
+def carried(before: FileGraph, after: FileGraph, edges: NDArray[np.bool_] | None = None
+            ) -> FileGraph:
+    """`after` (`before` with files added or removed: file ids moved in order, its edges
+    `before`'s where `edges`, all if None) with `before`'s derived arrays on its ids and
+    edges, without the pairs of removed files; the ids keep their order, so the pairs theirs."""
+    moved = np.array([after.index.get(p, -1) for p in before.paths], dtype=np.int32)
     out = FileGraph(after.paths, after.index, after.src, after.dst, after.weight,
                     after.edge_name, after.names, after.shapes)
-    out.pair_src, out.pair_dst = moved[before.pair_src], moved[before.pair_dst]
-    out.pair_weight, out.by_name = before.pair_weight, before.by_name
-    out.name_starts = before.name_starts
+    src, dst = moved[before.pair_src], moved[before.pair_dst]
+    present = (src >= 0) & (dst >= 0)
+    out.pair_src, out.pair_dst = src[present], dst[present]
+    out.pair_weight = before.pair_weight[present]
+    out.by_name = before.by_name
+    if edges is not None:  # the kept edges renumbered, in their order
+        out.by_name = _ids((np.cumsum(edges) - 1)[before.by_name[edges[before.by_name]]])
     return out
 
 
@@ -321,20 +329,25 @@ def _derive(graph: FileGraph) -> None:
     derive_walk(graph)
 
 
-def _derive_redone(old: FileGraph, out: FileGraph, keep: NDArray[np.bool_],
-                   redone: Ids) -> None:
-    """`_derive(out)`, to the bit, from `old`'s derived arrays: `out`'s edges are those of
-    `old` where `keep` (every edge not from a `redone` file) followed by the redone files'
-    new ones. Only the redone files' pairs are summed again and only the new edges sorted
-    by name, not all (~24 -> ~8 ms on sympy, every turn after an edit)."""
+def derive_redone(old: FileGraph, out: FileGraph, keep: NDArray[np.bool_],
+                  redone: Ids) -> None:
+    """`_derive(out)`, to the bit, from `old`'s derived arrays (on `out`'s ids): `out`'s
+    edges are `old`'s where `keep`, then new ones; every edge whose weight changed or that
+    is new comes from a `redone` file. Only the redone files' pairs are summed again and
+    only the new edges sorted by name, not all (~24 -> ~8 ms on sympy, every turn after an
+    edit)."""
     n = max(1, len(out.paths))
     new = slice(int(keep.sum()), len(out.src))
-    # The pairs stay in order of their codes; a redone file's are all new.
-    kept = ~np.isin(old.pair_src, redone)
+    redoing = np.zeros(n, dtype=bool)
+    redoing[redone] = True
+    # The pairs stay in order of their codes; a redone file's are summed again, from its
+    # edges in their order (as `_derive` sums them).
+    kept = ~redoing[old.pair_src]
     codes = old.pair_src[kept].astype(np.int64) * n + old.pair_dst[kept]
-    unique, inverse = np.unique(out.src[new].astype(np.int64) * n + out.dst[new],
+    mine = redoing[out.src]
+    unique, inverse = np.unique(out.src[mine].astype(np.int64) * n + out.dst[mine],
                                 return_inverse=True)
-    weights = np.bincount(inverse, weights=out.weight[new], minlength=len(unique))
+    weights = np.bincount(inverse, weights=out.weight[mine], minlength=len(unique))
     at = np.searchsorted(codes, unique)
     out.pair_src = _ids(np.insert(old.pair_src[kept], at, unique // n))
     out.pair_dst = _ids(np.insert(old.pair_dst[kept], at, unique % n))

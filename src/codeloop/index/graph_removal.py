@@ -17,6 +17,8 @@ from numpy.typing import NDArray
 
 from codeloop.index.graph import (
     FileGraph,
+    carried,
+    derive_redone,
     discounted,
     files_defining,
     module_candidates,
@@ -28,15 +30,16 @@ from codeloop.index.graph import (
 
 def without_files(graph: FileGraph, db: sqlite3.Connection, removed: set[str]) -> FileGraph:
     """`graph` without `removed` (files of it whose rows are gone from the store `db`) and
-    their edges, the other edges as a build from the store would make them; its derived
-    arrays are left for `graph.with_file_edges`, which makes them."""
+    their edges, the other edges as a build from the store would make them, and its derived
+    arrays merged from `graph`'s (`graph.derive_redone`)."""
     gone = np.array(sorted(graph.index[p] for p in removed if p in graph.index), dtype=np.int32)
     into = np.isin(graph.dst, gone)
-    weight = _reweighted(graph, db, gone, into)
+    weight, reweighted = _reweighted(graph, db, gone, into)
     importers = sorted({graph.paths[int(i)] for i in graph.src[into & (graph.edge_name < 0)]}
                        - removed)
     out = with_paths(FileGraph(graph.paths, graph.index, graph.src, graph.dst, weight,
                                graph.edge_name, graph.names, graph.shapes), set(), removed)
+    edges = ~(into | np.isin(graph.src, gone))  # the ones `with_paths` kept, in order
     # An import of a removed file names the next of its candidates that exists, if any.
     src: list[int] = []
     dst: list[int] = []
@@ -50,24 +53,30 @@ def without_files(graph: FileGraph, db: sqlite3.Connection, removed: set[str]) -
     out.dst = np.concatenate([out.dst, np.array(dst, dtype=np.int32)])
     out.weight = np.concatenate([out.weight, np.ones(len(src))])
     out.edge_name = np.concatenate([out.edge_name, np.full(len(src), -1, dtype=np.int32)])
+    if graph.walk is not None:
+        redone = sorted({out.index[graph.paths[i]] for i in reweighted} | set(src))
+        derive_redone(carried(graph, out, edges), out, np.ones(int(edges.sum()), dtype=bool),
+                      np.array(redone, dtype=np.int32))
     return out
 
 
 def _reweighted(graph: FileGraph, db: sqlite3.Connection, gone: NDArray[np.int32],
-                into: NDArray[np.bool_]) -> NDArray[np.float64]:
+                into: NDArray[np.bool_]) -> tuple[NDArray[np.float64], set[int]]:
     """The edge weights with each name a removed file defined divided among its definers
-    now. Whoever refers to such a name has an edge to each removed definer, so those edges
-    tell the names and how many definers each lost."""
+    now, and the files whose edges those are (kept ones). Whoever refers to such a name has
+    an edge to each removed definer, so those edges tell the names and how many definers
+    each lost."""
     named = into & (graph.edge_name >= 0)
     lost: dict[int, int] = defaultdict(int)
     for name_id, _dst in {(int(n), int(d)) for n, d in zip(graph.edge_name[named],
                                                              graph.dst[named], strict=True)}:
         lost[name_id] += 1
     if not lost:
-        return graph.weight
+        return graph.weight, set()
     name_of = {v: k for k, v in graph.names.items()}
     definers = files_defining(db, {name_of[i] for i in lost})
     weight = graph.weight.copy()
+    touched: set[int] = set()
     for name_id, fewer in lost.items():
         name = name_of[name_id]
         now = len(definers.get(name, ()))
@@ -81,7 +90,8 @@ def _reweighted(graph: FileGraph, db: sqlite3.Connection, gone: NDArray[np.int32
         counts = np.rint((weight[edges] / name_weight(name, now + fewer, 1.0)) ** 2)
         now_weight = np.sqrt(counts) / now
         weight[edges] = now_weight * 0.1 if discounted(name, now) else now_weight
-    return weight
+        touched.update(int(i) for i in np.unique(graph.src[edges]))
+    return weight, touched - set(gone.tolist())
 
 
 def _resolved(graph: FileGraph, module: str, importer: str) -> str | None:
