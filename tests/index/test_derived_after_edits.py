@@ -49,6 +49,20 @@ def assert_derived_as_from_scratch(graph: FileGraph) -> None:
     assert (graph.walk != fresh.walk).nnz == 0
 
 
+def updated_graph(index: RepoIndex, monkeypatch: pytest.MonkeyPatch) -> FileGraph:
+    """The index's graph after a change, its derived arrays merged (deriving them from
+    scratch fails), checked against `_derive` and against a build."""
+    def scratch(*_args: object) -> None:
+        raise AssertionError("derived from scratch")
+
+    with monkeypatch.context() as m:
+        m.setattr(graph_module, "_derive", scratch)
+        graph = index.graph()
+    assert_derived_as_from_scratch(graph)
+    assert_as_a_build_gives(graph, index)
+    return graph
+
+
 def small_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
@@ -275,19 +289,12 @@ def test_a_removed_file_reads_none_of_the_files_that_pointed_at_it_again(
     def no_build(*_args: object) -> None:
         raise AssertionError("the graph was built again")
 
-    def scratch(*_args: object) -> None:
-        raise AssertionError("derived from scratch")
-
     monkeypatch.setattr(derived, "with_file_edges", recording)
     monkeypatch.setattr(derived, "build_graph", no_build)
     for rel in ("pkg/impl0.py", "pkg/util.py"):
         (root / rel).unlink()
         index.notify_changed([rel])
-        with monkeypatch.context() as m:
-            m.setattr(graph_module, "_derive", scratch)
-            graph = index.graph()
-        assert_derived_as_from_scratch(graph)
-        assert_as_a_build_gives(graph, index)
+        graph = updated_graph(index, monkeypatch)
     assert redone == [set(), set()]
     weights = {(d, n): w for s, d, w, n in edges(graph) if s == "pkg/user7.py"}
     # Five definers left: no discount for `helper` (sqrt(2) / 5); `_private` keeps its own.
@@ -311,9 +318,6 @@ def test_after_an_edit_the_derived_arrays_are_made_from_the_old_ones_to_the_bit(
     index.update()
     index.graph()
 
-    def scratch(*_args: object) -> None:
-        raise AssertionError("derived from scratch")
-
     edits = [("pkg/mod3.py", "def f3(x):\n    return vat(vat(x)) + f1(x) + f5(x)\n"),
              ("pkg/tax.py", "def vat(x):\n    return x * 0.2\n\n\ndef f2(x):\n    return x\n"),
              ("pkg/cart.py", "def total(items):\n    return 0\n"),
@@ -322,9 +326,5 @@ def test_after_an_edit_the_derived_arrays_are_made_from_the_old_ones_to_the_bit(
     for rel, text in edits:
         (root / rel).write_text(text)
         index.notify_changed([rel])
-        with monkeypatch.context() as m:
-            m.setattr(graph_module, "_derive", scratch)
-            graph = index.graph()
-        assert_derived_as_from_scratch(graph)
-        assert_as_a_build_gives(graph, index)
+        updated_graph(index, monkeypatch)
     index.close()
