@@ -188,9 +188,11 @@ def test_a_killed_worker_s_task_is_retried_once_then_recorded(ray_cluster: Local
         return {**task, "test_command": f"sleep 1 && : {task_id}-tests && {task['test_command']}"}
 
     suite = write_suite(tmp_path, slow("killed-once"), slow("killed-always"))
+    work = tmp_path / "work"
+    work.mkdir()
     proc = codeloop(tmp_path, "eval", "run", str(suite), "--out", str(tmp_path / "ray.jsonl"),
                     "--json", "--ray", ray_cluster.address, "--workers", "2",
-                    cluster=ray_cluster)
+                    "--work-dir", str(work), cluster=ray_cluster)
     groups = {node.pid for node in ray_cluster.nodes}
     kills = {"killed-once": 0, "killed-always": 0}
     deadline = time.monotonic() + 900
@@ -211,3 +213,5 @@ def test_a_killed_worker_s_task_is_retried_once_then_recorded(ray_cluster: Local
     assert "WorkerCrashedError" in once["lost_attempts"][0]
     assert always["outcome"] == "env_unavailable" and len(always["lost_attempts"]) == 2
     assert "its Ray worker died 2 times" in always["reason"], always["reason"]
+    # The killed workers could not remove their tasks' directories; the run's end did.
+    assert sorted(p.name for p in work.iterdir()) == []

@@ -46,6 +46,7 @@ def run(
         run_suite,
         run_task,
     )
+    from codeloop.eval.suite.scratch import clear_orphans
     from codeloop.eval.suite.tasks import load_suite
     from codeloop.eval.swebench.evaluate import summarize
     from codeloop.fleet.eval_dispatch import on_cluster
@@ -68,6 +69,9 @@ def run(
         records = on_cluster(ray, run_task, pending(tasks, skip), spec,
                              lambda task: blank_result(task, spec), workers)
     results = record_results(records, out, "a", as_json)
+    # What workers killed mid-task left on this machine (others clear theirs at their next
+    # task): no task of this run is running any more.
+    clear_orphans(work_dir)
     summary = {**summarize(results), "skipped": len(skip & {t.id for t in tasks})}
     if as_json:
         print(json.dumps(summary), flush=True)

@@ -8,7 +8,6 @@ task held to its time limit.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from codeloop.eval.metrics import trajectory_metrics
 from codeloop.eval.records import load_run
 from codeloop.eval.suite.judge import judge, judge_command
 from codeloop.eval.suite.prepare import checkout
+from codeloop.eval.suite.scratch import task_dir
 from codeloop.eval.suite.tasks import SuiteTask
 from codeloop.eval.swebench.agent import deny_unattended, keep_source_changes
 from codeloop.eval.swebench.evaluate import InstanceResult, budget_for, model_factory
@@ -87,13 +87,14 @@ def run_task(task: SuiteTask, run: SuiteRun) -> InstanceResult:
     """One task: a checkout, a session on it, the judge on its diff."""
     start = time.monotonic()
     result = blank_result(task, run)
-    tmp = Path(tempfile.mkdtemp(prefix="codeloop-suite-", dir=run.work_dir))
+    tmp = task_dir(run.work_dir)
     try:
         task.toolchain.require(task.id)
         repo = checkout(task, tmp / "repo")
         diff = _session(task, run, repo, tmp / "session", result)
         if diff is not None and diff.strip():
-            verdict = judge(task, diff, work_dir=run.work_dir, sandboxed=run.settings.sandbox)
+            # In the task's directory: a task killed while judged leaves one directory.
+            verdict = judge(task, diff, work_dir=tmp, sandboxed=run.settings.sandbox)
             result.outcome = "resolved" if verdict.resolved else "not_resolved"
             result.reason, result.judge_s = verdict.reason, verdict.seconds
             result.judge_sandbox = verdict.sandbox
