@@ -207,11 +207,10 @@ def with_file_edges(graph: FileGraph, db: sqlite3.Connection, paths: set[str],
     return out
 
 
-def carried(before: FileGraph, after: FileGraph, edges: NDArray[np.bool_] | None = None
-            ) -> FileGraph:
-    """`after` (`before` with files added or removed: file ids moved in order, its edges
-    `before`'s where `edges`, all if None) with `before`'s derived arrays on its ids and
-    edges, without the pairs of removed files; the ids keep their order, so the pairs theirs."""
+def carried(before: FileGraph, after: FileGraph) -> FileGraph:
+    """`after` (`before` with files added or removed by `with_paths`: ids moved in order,
+    the edges from or to a removed file gone, the rest in order) with `before`'s derived
+    arrays on its ids and edges; the ids keep their order, so the pairs theirs."""
     moved = np.array([after.index.get(p, -1) for p in before.paths], dtype=np.int32)
     out = FileGraph(after.paths, after.index, after.src, after.dst, after.weight,
                     after.edge_name, after.names, after.shapes)
@@ -220,7 +219,8 @@ def carried(before: FileGraph, after: FileGraph, edges: NDArray[np.bool_] | None
     out.pair_src, out.pair_dst = src[present], dst[present]
     out.pair_weight = before.pair_weight[present]
     out.by_name = before.by_name
-    if edges is not None:  # the kept edges renumbered, in their order
+    if not bool(present.all()):  # the edges `with_paths` kept, renumbered in their order
+        edges = (moved[before.src] >= 0) & (moved[before.dst] >= 0)
         out.by_name = _ids((np.cumsum(edges) - 1)[before.by_name[edges[before.by_name]]])
     return out
 

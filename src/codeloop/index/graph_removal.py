@@ -39,7 +39,6 @@ def without_files(graph: FileGraph, db: sqlite3.Connection, removed: set[str]) -
                        - removed)
     out = with_paths(FileGraph(graph.paths, graph.index, graph.src, graph.dst, weight,
                                graph.edge_name, graph.names, graph.shapes), set(), removed)
-    edges = ~(into | np.isin(graph.src, gone))  # the ones `with_paths` kept, in order
     # An import of a removed file names the next of its candidates that exists, if any.
     src: list[int] = []
     dst: list[int] = []
@@ -55,7 +54,7 @@ def without_files(graph: FileGraph, db: sqlite3.Connection, removed: set[str]) -
     out.edge_name = np.concatenate([out.edge_name, np.full(len(src), -1, dtype=np.int32)])
     if graph.walk is not None:
         redone = sorted({out.index[graph.paths[i]] for i in reweighted} | set(src))
-        derive_redone(carried(graph, out, edges), out, np.ones(int(edges.sum()), dtype=bool),
+        derive_redone(carried(graph, out), out, np.ones(len(out.src) - len(src), dtype=bool),
                       np.array(redone, dtype=np.int32))
     return out
 
