@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from tests.cli.test_cli import cli
 from tests.eval.conftest import FakeTask, fake_specs
+from tests.eval.test_scratch import dead_pid, orphans
 
 from codeloop.config import Settings
 from codeloop.eval.swebench.evaluate import (
@@ -33,8 +34,13 @@ def _evaluate(task: FakeTask, model: str, tmp_path: Path,
 @pytest.mark.parametrize("model", ["oracle", "oracle-perturbed"])
 def test_oracle_resolves_through_the_runner(fake_task: FakeTask, tmp_path: Path,
                                            model: str) -> None:
+    left = orphans(tmp_path, dead_pid())  # what a run killed mid-instance left
     result = _evaluate(fake_task, model, tmp_path)
     assert result.outcome == "resolved", result.reason
+    # The checkout, session, environment build and judge directories are gone, and so are
+    # those of the killed run.
+    assert not any(path.exists() for path in left)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("codeloop-")] == []
     assert result.model == model and result.session_status == "finished"
     assert result.edits >= 1 and result.tool_calls >= 3 and result.steps >= 3
     assert result.diff_lines > 0

@@ -82,6 +82,7 @@ def swebench(
     from codeloop.cli.eval_output import option_directory, record_results
     from codeloop.config import load_settings
     from codeloop.eval.local_dispatch import dispatch_local
+    from codeloop.eval.scratch import clear_orphans
     from codeloop.eval.suite.run import recorded_ids
     from codeloop.eval.swebench.evaluate import summarize
     from codeloop.eval.swebench.instances import load_instances
@@ -123,6 +124,8 @@ def swebench(
     else:
         records = (run.instance(inst, evaluation) for inst in todo)
     results = record_results(records, out, "a", as_json)
+    # What workers killed mid-instance left on this machine, as `eval run` does.
+    clear_orphans(work_dir)
     summary = {**summarize(results), "skipped": len(insts) - len(todo)}
     if as_json:
         print(json.dumps(summary), flush=True)

@@ -38,6 +38,7 @@ def run(
     """Run a generic suite: each task's code, a session on its task, the task's tests as judge."""
     from codeloop.cli.eval_output import option_directory, record_results
     from codeloop.config import load_settings
+    from codeloop.eval.scratch import clear_orphans
     from codeloop.eval.suite.run import (
         SuiteRun,
         blank_result,
@@ -46,7 +47,6 @@ def run(
         run_suite,
         run_task,
     )
-    from codeloop.eval.suite.scratch import clear_orphans
     from codeloop.eval.suite.tasks import load_suite
     from codeloop.eval.swebench.evaluate import summarize
     from codeloop.fleet.eval_dispatch import on_cluster

@@ -9,11 +9,11 @@ passes, or, for a task that names no tests, that the test command succeeds.
 from __future__ import annotations
 
 import shlex
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeloop.eval.scratch import scratch_dir
 from codeloop.eval.suite.prepare import checkout
 from codeloop.eval.suite.tasks import SuiteTask
 from codeloop.eval.swebench.checkout import PatchFailed, apply_patch
@@ -110,8 +110,8 @@ def judge(task: SuiteTask, diff: str, *, work_dir: Path | None = None,
           sandboxed: bool = True) -> Verdict:
     """Apply `diff` to a fresh checkout of the task, put protected files back, run the tests."""
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="codeloop-suite-judge-", dir=work_dir) as tmp:
-        repo = checkout(task, Path(tmp) / "repo")
+    with scratch_dir(work_dir, "judge") as tmp:
+        repo = checkout(task, tmp / "repo")
         view = SafeRoot(repo)
         originals = {rel: data for rel in task.protected
                      if (data := view.read_if_file(rel)) is not None}

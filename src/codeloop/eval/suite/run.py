@@ -7,7 +7,6 @@ task held to its time limit.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,15 +17,16 @@ from codeloop.config_tables import Budgets
 from codeloop.eval.local_dispatch import dispatch_local
 from codeloop.eval.metrics import trajectory_metrics
 from codeloop.eval.records import load_run
+from codeloop.eval.scratch import task_dir
 from codeloop.eval.suite.judge import judge, judge_command
 from codeloop.eval.suite.prepare import checkout
-from codeloop.eval.suite.scratch import task_dir
 from codeloop.eval.suite.tasks import SuiteTask
 from codeloop.eval.swebench.agent import deny_unattended, keep_source_changes
 from codeloop.eval.swebench.evaluate import InstanceResult, budget_for, model_factory
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.policy.redact import Redactor
 from codeloop.sandbox.errors import SandboxUnavailable
+from codeloop.sandbox.upper import remove_tree
 from codeloop.session.cleanup import end_run
 from codeloop.session.setup import RuntimeParts, build_runner, start_session
 from codeloop.session.stores import open_event_store
@@ -107,7 +107,7 @@ def run_task(task: SuiteTask, run: SuiteRun) -> InstanceResult:
     except Exception as exc:  # one task's failure is its record, never the whole run's end
         result.outcome, result.reason = "env_unavailable", f"{type(exc).__name__}: {exc}"[:500]
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
     result.wall_s = round(time.monotonic() - start, 2)
     return result
 

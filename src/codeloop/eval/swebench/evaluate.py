@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -15,6 +13,7 @@ from typing import Any, Literal
 from codeloop.config import Settings
 from codeloop.errors import CodeloopError
 from codeloop.eval.metrics import trajectory_metrics
+from codeloop.eval.scratch import scratch_dir
 from codeloop.eval.swebench.agent import run_agent
 from codeloop.eval.swebench.checkout import apply_patch
 from codeloop.eval.swebench.envs import EnvUnavailable, TaskEnv
@@ -203,21 +202,18 @@ class Evaluation:
 
     def _solve(self, inst: SweInstance, env: TaskEnv, result: InstanceResult,
                excluded: frozenset[str]) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="codeloop-swe-", dir=self.work_dir))
-        try:
-            with self.bench.agent_checkout(inst, tmp / "repo") as repo:
-                diff = self._run_agent(inst, env, result, repo, tmp / "session")
-            if diff is None:
-                return
-            if not diff.strip():
-                result.outcome, result.reason = "not_resolved", "the session changed nothing"
-                return
-            verdict = self.bench.judge(inst, env, diff, excluded)
-            result.judge_s, result.judge_sandbox = round(verdict.seconds, 2), verdict.sandbox
-            result.outcome = "resolved" if verdict.resolved else "not_resolved"
-            result.reason = verdict.reason
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        with scratch_dir(self.work_dir, "swe") as tmp, \
+                self.bench.agent_checkout(inst, tmp / "repo") as repo:
+            diff = self._run_agent(inst, env, result, repo, tmp / "session")
+        if diff is None:
+            return
+        if not diff.strip():
+            result.outcome, result.reason = "not_resolved", "the session changed nothing"
+            return
+        verdict = self.bench.judge(inst, env, diff, excluded)
+        result.judge_s, result.judge_sandbox = round(verdict.seconds, 2), verdict.sandbox
+        result.outcome = "resolved" if verdict.resolved else "not_resolved"
+        result.reason = verdict.reason
 
     def _run_agent(self, inst: SweInstance, env: TaskEnv, result: InstanceResult, repo: Path,
                    state_dir: Path) -> str | None:

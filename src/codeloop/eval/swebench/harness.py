@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from codeloop.eval.scratch import scratch_dir
 from codeloop.eval.swebench.checkout import checkout, mirror_path, missing_files, task_checkout
 from codeloop.eval.swebench.envs import EnvBuilder, EnvUnavailable, TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
@@ -96,8 +96,8 @@ class Bench:
         except SpecMissing as exc:
             raise EnvUnavailable(exc.message) from exc
         mirror = self.mirror(inst)
-        with tempfile.TemporaryDirectory(prefix="codeloop-envbuild-", dir=self.work_dir) as tmp:
-            repo = Path(tmp) / "repo"
+        with scratch_dir(self.work_dir, "envbuild") as tmp:
+            repo = tmp / "repo"
             if not self.builder.is_cached(spec):
                 # As the harness does: one environment per version, installed from the
                 # version's environment-setup commit (the newest dependencies it needs).

@@ -12,10 +12,10 @@ verdict says so.
 from __future__ import annotations
 
 import shlex
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeloop.eval.scratch import scratch_dir
 from codeloop.eval.swebench.checkout import PatchFailed, apply_patch, checkout
 from codeloop.eval.swebench.envs import TaskEnv
 from codeloop.eval.swebench.instances import SweInstance
@@ -69,8 +69,8 @@ def judge(
     excluded: frozenset[str] = frozenset(), sandboxed: bool = True,
 ) -> Verdict:
     """Run the task's tests on a fresh checkout with the test patch and `diff` applied."""
-    with tempfile.TemporaryDirectory(prefix="codeloop-judge-", dir=work_dir) as tmp:
-        repo = checkout(mirror, inst.base_commit, Path(tmp) / "repo")
+    with scratch_dir(work_dir, "judge") as tmp:
+        repo = checkout(mirror, inst.base_commit, tmp / "repo")
         prepared = env.prepare(repo)
         if not prepared.ok:
             return Verdict(False, "reinstalling the project failed", output_tail=prepared.tail())
@@ -81,7 +81,7 @@ def judge(
             return Verdict(False, exc.message)
         # Installed once more after the diff: a diff may change packaging (entry points, setup).
         packaging = bool(diff.strip()) and any(n in diff for n in ("setup.py", "setup.cfg", "pyproject"))
-        runner = _Runner(env, repo, Path(tmp), sandboxed, packaging)
+        runner = _Runner(env, repo, tmp, sandboxed, packaging)
         if packaging:
             runner.reinstall()
         result = runner.run(test_command(env, inst))
