@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.eval.scratch import KINDS, Kind, clear_orphans, prefix, scratch_dir, task_dir
+from codeloop.eval.scratch import (
+    KINDS,
+    Kind,
+    clear_orphans,
+    machine,
+    prefix,
+    scratch_dir,
+    task_dir,
+)
 
 
 def dead_pid() -> int:
@@ -23,7 +31,7 @@ def orphans(work: Path, pid: int) -> list[Path]:
     """A directory of every kind, as a process `pid` killed mid-task leaves them."""
     made = []
     for kind in KINDS:
-        orphan = work / f"{prefix(kind)}{pid}-abc123"
+        orphan = work / f"{prefix(kind)}{pid}-{machine()}-abc123"
         (orphan / "repo").mkdir(parents=True)
         (orphan / "repo" / "calc.py").write_text("x = 1\n")
         made.append(orphan)
@@ -37,8 +45,11 @@ def test_a_task_clears_what_tasks_of_dead_processes_left_and_nothing_else(
     work.mkdir()
     gone = dead_pid()
     left = orphans(work, gone)
-    running = work / f"{prefix(kind)}{os.getpid()}-def456"  # a live process's task
+    running = work / f"{prefix(kind)}{os.getpid()}-{machine()}-def456"  # a live process's
     running.mkdir()
+    # A work directory shared with another machine: its pids are not this machine's.
+    elsewhere = work / f"{prefix(kind)}{gone}-0badf00d-ghi789"
+    elsewhere.mkdir()
     older_judge = work / "codeloop-suite-judge-xyz"  # not named for a process
     older_judge.mkdir()
     old_style = work / f"{prefix(kind)}12345678"  # made before directories named their process
@@ -46,16 +57,17 @@ def test_a_task_clears_what_tasks_of_dead_processes_left_and_nothing_else(
     victim = tmp_path / "elsewhere"
     victim.mkdir()
     (victim / "keep.txt").write_text("mine\n")
-    link = work / f"{prefix(kind)}{gone}-lnk"  # a link named like an orphan is not followed
+    link = work / f"{prefix(kind)}{gone}-{machine()}-lnk"  # a link named like an orphan is not followed
     link.symlink_to(victim, target_is_directory=True)
 
     fresh = task_dir(work, kind)
 
     assert not any(path.exists() for path in left)
     assert running.is_dir() and older_judge.is_dir() and old_style.is_dir()
+    assert elsewhere.is_dir()
     assert link.is_symlink() and (victim / "keep.txt").read_text() == "mine\n"
     assert fresh.is_dir() and fresh.parent == work
-    assert fresh.name.startswith(f"{prefix(kind)}{os.getpid()}-")
+    assert fresh.name.startswith(f"{prefix(kind)}{os.getpid()}-{machine()}-")
     assert clear_orphans(work) == []  # this process's own directory stays
 
 

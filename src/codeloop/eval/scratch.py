@@ -3,13 +3,17 @@
 A task's checkout, session state, environment build and judge run live in directories
 removed when the task ends; a process killed mid-task (a Ray worker lost, `kill -9`) cannot
 remove them, and those piled up in the temp directory of every machine that ran tasks. A
-directory is named for its kind and the process that made it (`codeloop-<kind>-<pid>-…`),
-so the next task (or the run's end) on the same machine removes those whose process is gone.
+directory is named for its kind, the process that made it and that process's machine
+(`codeloop-<kind>-<pid>-<machine>-…`), so the next task (or the run's end) on the same
+machine removes those whose process is gone; a work directory shared between machines (or
+containers) keeps the others' for them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import socket
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -33,7 +37,8 @@ def task_dir(work_dir: Path | None, kind: Kind = "suite") -> Path:
     """A new scratch directory of `kind` in `work_dir` (the temp directory if None), after
     clearing the ones dead processes left there."""
     clear_orphans(work_dir)
-    return Path(tempfile.mkdtemp(prefix=f"{prefix(kind)}{os.getpid()}-", dir=_base(work_dir)))
+    return Path(tempfile.mkdtemp(prefix=f"{prefix(kind)}{os.getpid()}-{machine()}-",
+                                 dir=_base(work_dir)))
 
 
 @contextmanager
@@ -50,11 +55,12 @@ def clear_orphans(work_dir: Path | None) -> list[Path]:
     """Remove the scratch directories in `work_dir` (the temp directory if None) whose
     process is gone: directories (not links) of this user, named by `task_dir`. Returns
     those removed."""
-    base, removed = _base(work_dir), []
+    base, removed, here = _base(work_dir), [], machine()
     for kind in KINDS:
         for entry in base.glob(f"{prefix(kind)}*-*"):
-            pid, sep, _ = entry.name[len(prefix(kind)):].partition("-")
-            if not (sep and pid.isdigit()) or _alive(int(pid)):
+            pid, _, rest = entry.name[len(prefix(kind)):].partition("-")
+            made_on, sep, _ = rest.partition("-")
+            if not (sep and pid.isdigit()) or made_on != here or _alive(int(pid)):
                 continue
             try:
                 info = entry.lstat()
@@ -64,6 +70,16 @@ def clear_orphans(work_dir: Path | None) -> list[Path]:
                 remove_tree(entry)
                 removed.append(entry)
     return removed
+
+
+def machine() -> str:
+    """This machine and process namespace, in 8 characters: a pid means nothing elsewhere."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = ""
+    seen = f"{socket.gethostname()}:{namespace}".encode()
+    return hashlib.blake2b(seen, digest_size=4).hexdigest()
 
 
 def _base(work_dir: Path | None) -> Path:
