@@ -42,7 +42,7 @@ def test_code_in_a_language_without_a_grammar_ranks_as_code_not_as_prose() -> No
     """Cython, Fortran, Julia…: no tree-sitter grammar here, but their files are where a
     change lands, above the notes and docs they tie with."""
     for code in ("astropy/table/_column_mixins.pyx", "src/solver.f90", "src/Kernel.jl",
-                 "R/model.R", "CMakeLists.txt"):
+                 "R/model.R", "CMakeLists.txt", "src/AppDelegate.m", "toolbox/solve.m"):
         found = Signals({"chunks": ["NOTES.txt", "docs/guide.md", code]}, {})
         assert ranked(found, weights={"chunks": 1.0})[0] == code
     found = Signals({"chunks": ["notes.unknownext", "pkg/guide.py"]}, {})

@@ -24,7 +24,7 @@ _EXTENSIONS: dict[str, str] = {
     # Code without a grammar here: named so that it ranks as code, not as prose ("text").
     ".pyw": "python", ".pyx": "cython", ".pxd": "cython", ".pxi": "cython",
     ".cxx": "cpp", ".hxx": "cpp", ".hh": "cpp", ".cu": "cuda", ".cuh": "cuda",
-    ".mm": "objective-c", ".f": "fortran", ".for": "fortran", ".f77": "fortran",
+    ".mm": "objective-c", ".m": "objective-c/matlab", ".f": "fortran", ".for": "fortran", ".f77": "fortran",
     ".f90": "fortran", ".f95": "fortran", ".f03": "fortran", ".f08": "fortran",
     ".jl": "julia", ".r": "r", ".pl": "perl", ".pm": "perl", ".ex": "elixir",
     ".exs": "elixir", ".erl": "erlang", ".hrl": "erlang", ".hs": "haskell", ".ml": "ocaml",
