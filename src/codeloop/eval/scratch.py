@@ -33,7 +33,7 @@ def prefix(kind: Kind) -> str:
     return f"codeloop-{kind}-"
 
 
-def task_dir(work_dir: Path | None, kind: Kind = "suite") -> Path:
+def task_dir(work_dir: Path | None, kind: Kind) -> Path:
     """A new scratch directory of `kind` in `work_dir` (the temp directory if None), after
     clearing the ones dead processes left there."""
     clear_orphans(work_dir)

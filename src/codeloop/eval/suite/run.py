@@ -87,7 +87,7 @@ def run_task(task: SuiteTask, run: SuiteRun) -> InstanceResult:
     """One task: a checkout, a session on it, the judge on its diff."""
     start = time.monotonic()
     result = blank_result(task, run)
-    tmp = task_dir(run.work_dir)
+    tmp = task_dir(run.work_dir, "suite")
     try:
         task.toolchain.require(task.id)
         repo = checkout(task, tmp / "repo")
