@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codeloop.config import Settings
 from codeloop.events import ContextBuilt
 from codeloop.llm.scripted import ScriptedModel
 from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
 from codeloop.session.control import Control
+from codeloop.session.setup import open_store, start_session
 from codeloop.session.store import SQLiteEventStore
-from tests.session.helpers import git, make_repo
+from tests.session.helpers import committed, git, make_repo
 
 TASK = "add() in calc.py subtracts; make the tests pass"
 HEADER = "# Code context for the task"
@@ -62,10 +64,15 @@ def shop_repo(tmp: Path) -> Path:
         '"""Parcels."""\n\nfrom rates import surcharge_for_zone, zone_rate\n\n\n'
         "def parcel_cost(zone, weight):\n"
         "    return zone_rate(zone) + surcharge_for_zone(zone, weight)\n")
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "shop")
-    return repo
+    return committed(repo, "shop")
+
+
+def code_session(tmp: Path, context_wait_s: float) -> tuple[Path, Settings, SQLiteEventStore, str]:
+    """`code_repo` with a session on TASK started in `tmp / "data"`: repo, settings, store, id."""
+    repo = code_repo(tmp)
+    cfg = Settings(verify_on_finish=False, context_wait_s=context_wait_s)
+    store = open_store(tmp / "data")
+    return repo, cfg, store, start_session(store, TASK, repo, cfg, "scripted")
 
 
 def contexts(store: SQLiteEventStore, sid: str) -> list[ContextBuilt]:

@@ -35,9 +35,14 @@ def make_repo(tmp: Path) -> Path:
     (repo / "tests" / "test_calc.py").write_text(
         "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
         "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n")
+    return committed(repo, "init")
+
+
+def committed(repo: Path, message: str) -> Path:
+    """`repo` made a git repository with all its files in one commit."""
     git(repo, "init", "-q")
     git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "init")
+    git(repo, "commit", "-qm", message)
     return repo
 
 

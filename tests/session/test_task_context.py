@@ -27,15 +27,19 @@ from codeloop.session.context_feed import ContextBudgets, ContextFeed
 from codeloop.session.control import Control
 from codeloop.session.setup import RuntimeParts, build_runner, open_store, start_session
 from codeloop.session.state import SessionState, apply, fold
-from tests.session.context_helpers import HEADER, TASK, Recording, code_repo, contexts, shop_repo
+from tests.session.context_helpers import (
+    HEADER,
+    TASK,
+    Recording,
+    code_session,
+    contexts,
+    shop_repo,
+)
 from tests.session.helpers import FIX_SCRIPT, call, git, make_repo, turn
 
 
 def test_the_first_request_has_the_task_context_after_the_task(tmp_path: Path) -> None:
-    repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False, context_wait_s=60)
-    store = open_store(tmp_path / "data")
-    sid = start_session(store, TASK, repo, cfg, "scripted")
+    repo, cfg, store, sid = code_session(tmp_path, 60)
     model = Recording(ScriptedModel(FIX_SCRIPT))
     state = build_runner(store, sid, repo, cfg, model, base_dir=tmp_path / "data").run()
     assert state.status == "finished"
@@ -97,10 +101,7 @@ def test_a_refresh_adds_what_reading_points_at_and_repeats_nothing(tmp_path: Pat
 
 def test_a_resumed_session_sends_the_same_bytes_before_the_conversation(tmp_path: Path
                                                                         ) -> None:
-    repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False, context_wait_s=60)
-    store = open_store(tmp_path / "data")
-    sid = start_session(store, TASK, repo, cfg, "scripted")
+    repo, cfg, store, sid = code_session(tmp_path, 60)
     control = Control()
     first = Recording(ScriptedModel(FIX_SCRIPT), control)
     state = build_runner(store, sid, repo, cfg, first, base_dir=tmp_path / "data",

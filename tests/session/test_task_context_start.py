@@ -19,17 +19,20 @@ from codeloop.llm.types import Completion, DeltaCallback, ModelRequest
 from codeloop.session import cleanup
 from codeloop.session.setup import RuntimeParts, build_runner, open_store, start_session
 from codeloop.tools import search_tools
-from tests.session.context_helpers import HEADER, TASK, Recording, code_repo, contexts, shop_repo
+from tests.session.context_helpers import (
+    HEADER,
+    Recording,
+    code_session,
+    contexts,
+    shop_repo,
+)
 from tests.session.helpers import call, turn
 
 
 def test_the_first_model_call_does_not_wait_for_a_slow_index(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_tools, "INDEX_WAIT_S", 0.2)
-    repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False, context_wait_s=0.5)
-    store = open_store(tmp_path / "data")
-    sid = start_session(store, TASK, repo, cfg, "scripted")
+    repo, cfg, store, sid = code_session(tmp_path, 0.5)
     release = threading.Event()
     opened = threading.Event()
 
@@ -77,10 +80,7 @@ def test_the_first_model_call_does_not_wait_for_a_slow_index(
 def test_a_run_that_ends_early_does_not_wait_for_the_index_and_its_view_index_goes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cleanup, "END_WAIT_S", 0.1)
-    repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False, context_wait_s=0)
-    store = open_store(tmp_path / "data")
-    sid = start_session(store, TASK, repo, cfg, "scripted")
+    repo, cfg, store, sid = code_session(tmp_path, 0)
     release = threading.Event()
 
     def slow_opener(view: Path, seed: Path, cache: Path) -> RepoIndex:
@@ -135,10 +135,7 @@ def test_the_first_call_waits_for_the_first_context_not_for_what_is_loaded_after
         finished.set()
 
     monkeypatch.setattr(RepoIndex, "preload_definitions", slow_preload)
-    repo = code_repo(tmp_path)
-    cfg = Settings(verify_on_finish=False, context_wait_s=60)
-    store = open_store(tmp_path / "data")
-    sid = start_session(store, TASK, repo, cfg, "scripted")
+    repo, cfg, store, sid = code_session(tmp_path, 60)
     preloading_at_first_call = []
 
     class Watching(Recording):
