@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.cli.test_cli import cli
 from tests.eval.conftest import FakeTask, fake_specs
-from tests.eval.test_scratch import dead_pid, orphans
+from tests.eval.scratch_helpers import dead_pid, orphans
 
 from codeloop.config import Settings
 from codeloop.eval.swebench.evaluate import (

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.eval.scratch_helpers import dead_pid, orphans
 
 from codeloop.eval.scratch import (
     KINDS,
@@ -18,24 +17,6 @@ from codeloop.eval.scratch import (
     scratch_dir,
     task_dir,
 )
-
-
-def dead_pid() -> int:
-    """The pid of a process that has ended (and been reaped)."""
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    return int(proc.stdout)
-
-
-def orphans(work: Path, pid: int) -> list[Path]:
-    """A directory of every kind, as a process `pid` killed mid-task leaves them."""
-    made = []
-    for kind in KINDS:
-        orphan = work / f"{prefix(kind)}{pid}-{machine()}-abc123"
-        (orphan / "repo").mkdir(parents=True)
-        (orphan / "repo" / "calc.py").write_text("x = 1\n")
-        made.append(orphan)
-    return made
 
 
 @pytest.mark.parametrize("kind", KINDS)
