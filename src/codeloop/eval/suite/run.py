@@ -17,7 +17,7 @@ from codeloop.config_tables import Budgets
 from codeloop.eval.local_dispatch import dispatch_local
 from codeloop.eval.metrics import trajectory_metrics
 from codeloop.eval.records import load_run
-from codeloop.eval.scratch import task_dir
+from codeloop.eval.scratch import scratch_dir
 from codeloop.eval.suite.judge import judge, judge_command
 from codeloop.eval.suite.prepare import checkout
 from codeloop.eval.suite.tasks import SuiteTask
@@ -26,7 +26,6 @@ from codeloop.eval.swebench.evaluate import InstanceResult, budget_for, model_fa
 from codeloop.eval.swebench.instances import SweInstance
 from codeloop.policy.redact import Redactor
 from codeloop.sandbox.errors import SandboxUnavailable
-from codeloop.sandbox.upper import remove_tree
 from codeloop.session.cleanup import end_run
 from codeloop.session.setup import RuntimeParts, build_runner, start_session
 from codeloop.session.stores import open_event_store
@@ -87,27 +86,25 @@ def run_task(task: SuiteTask, run: SuiteRun) -> InstanceResult:
     """One task: a checkout, a session on it, the judge on its diff."""
     start = time.monotonic()
     result = blank_result(task, run)
-    tmp = task_dir(run.work_dir, "suite")
-    try:
-        task.toolchain.require(task.id)
-        repo = checkout(task, tmp / "repo")
-        diff = _session(task, run, repo, tmp / "session", result)
-        if diff is not None and diff.strip():
-            # In the task's directory: a task killed while judged leaves one directory.
-            verdict = judge(task, diff, work_dir=tmp, sandboxed=run.settings.sandbox)
-            result.outcome = "resolved" if verdict.resolved else "not_resolved"
-            result.reason, result.judge_s = verdict.reason, verdict.seconds
-            result.judge_sandbox = verdict.sandbox
-            result.tests_passed, result.tests_failed = len(verdict.passed), len(verdict.failed)
-            result.per_test = verdict.per_test
-            if not verdict.resolved:
-                result.judge_tail = judge_tail(verdict.output_tail)
-        elif diff is not None:
-            result.reason = "the session changed nothing"
-    except Exception as exc:  # one task's failure is its record, never the whole run's end
-        result.outcome, result.reason = "env_unavailable", f"{type(exc).__name__}: {exc}"[:500]
-    finally:
-        remove_tree(tmp)
+    with scratch_dir(run.work_dir, "suite") as tmp:
+        try:
+            task.toolchain.require(task.id)
+            repo = checkout(task, tmp / "repo")
+            diff = _session(task, run, repo, tmp / "session", result)
+            if diff is not None and diff.strip():
+                # In the task's directory: a task killed while judged leaves one directory.
+                verdict = judge(task, diff, work_dir=tmp, sandboxed=run.settings.sandbox)
+                result.outcome = "resolved" if verdict.resolved else "not_resolved"
+                result.reason, result.judge_s = verdict.reason, verdict.seconds
+                result.judge_sandbox = verdict.sandbox
+                result.tests_passed, result.tests_failed = len(verdict.passed), len(verdict.failed)
+                result.per_test = verdict.per_test
+                if not verdict.resolved:
+                    result.judge_tail = judge_tail(verdict.output_tail)
+            elif diff is not None:
+                result.reason = "the session changed nothing"
+        except Exception as exc:  # one task's failure is its record, never the whole run's end
+            result.outcome, result.reason = "env_unavailable", f"{type(exc).__name__}: {exc}"[:500]
     result.wall_s = round(time.monotonic() - start, 2)
     return result
 
