@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.index import embeddings
-from codeloop.index.rank import RRF_K, fuse_semantic, prior, rank_files, with_embeddings
+from codeloop.index.rank import RRF_K, fuse_semantic, prior, rank_files, semantic_files
 from codeloop.index.service import RepoIndex
 
 needs_model = pytest.mark.skipif(
@@ -59,10 +59,14 @@ def test_fusion_adds_reciprocal_rank_with_priors() -> None:
 
 def test_fusion_is_skipped_when_off(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(embeddings.ENV_VAR, "off")
+
+    def not_asked(*args: object) -> None:
+        raise AssertionError("off, yet the embeddings were asked for a ranking")
+
+    monkeypatch.setattr(embeddings, "rank_files_semantic_ready", not_asked)
     index = RepoIndex(repo)
     index.update()
-    ranked = rank_files(index, "apply a discount to the price", limit=200)
-    assert with_embeddings(index, "apply a discount to the price", ranked, limit=2) == ranked[:2]
+    assert semantic_files(index, "apply a discount to the price") is None
     index.close()
 
 
@@ -95,13 +99,17 @@ def test_semantic_ranking_follows_edits(repo: Path) -> None:
 @needs_model
 def test_fused_ranking_when_on(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(embeddings.ENV_VAR, "1")
+    monkeypatch.setattr(embeddings, "_BACKGROUND_NICE", 0)
     index = RepoIndex(repo)
     index.update()
     text = "the discount is applied twice to the total price"
+    assert semantic_files(index, text) is None  # not embedded yet: a thread does it
+    assert embeddings.wait_until_built(index, 60)
+    semantic = semantic_files(index, text)
+    assert semantic is not None and set(semantic) <= set(index.paths())
     ranked = rank_files(index, text, limit=200)
-    fused = with_embeddings(index, text, ranked, limit=3)
+    fused = fuse_semantic(ranked, semantic, limit=3)
     assert len(fused) == 3
-    assert {p for p, _ in fused} <= set(index.paths())
     # Every file fused gets the semantic list's reciprocal rank on top of its own score.
     plain = dict(ranked)
     assert all(score > plain.get(path, 0.0) for path, score in fused)

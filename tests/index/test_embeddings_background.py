@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from codeloop.context.retrieval import build_task_context
 from codeloop.index import embeddings
 from codeloop.index.code_search import search_code
 from codeloop.index.service import RepoIndex
@@ -81,3 +82,36 @@ def test_a_closed_index_stops_the_background_embedding_quietly(
     index.close()  # the session ended before its first search was embedded
     assert embeddings.rank_files_semantic_ready(index, "apply a discount", 5) is None
     assert embeddings.wait_until_built(index, 30)
+
+
+def test_a_task_context_asked_to_fuse_embeddings_never_waits_for_them(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The task context waited for the model and the whole repository's embedding: minutes
+    # on a large one, on the session's own thread for a per-turn refresh.
+    monkeypatch.setenv(embeddings.ENV_VAR, "1")
+    monkeypatch.setattr(embeddings, "_BACKGROUND_NICE", 0)
+    release = threading.Event()
+    real_encode = embeddings.encode
+
+    def held(texts: list[str]) -> NDArray[np.float32]:
+        if len(texts) > 1:
+            release.wait(30)
+        return real_encode(texts)
+
+    monkeypatch.setattr(embeddings, "encode", held)
+    index = RepoIndex(repo)
+    index.update()
+    built: list[bool] = []
+    builder = threading.Thread(target=lambda: built.append(build_task_context(
+        index, "apply a discount to the price", 2_000, semantic=True).semantic))
+    builder.start()
+    builder.join(10)
+    finished = not builder.is_alive()
+    release.set()
+    builder.join()
+    assert finished, "the context waited for the repository's embedding"
+    assert built == [False]  # built from the words meanwhile
+    assert embeddings.wait_until_built(index, 60)
+    later = build_task_context(index, "apply a discount to the price", 2_000, semantic=True)
+    assert later.semantic and later.ranked_files
+    index.close()

@@ -79,13 +79,18 @@ def held_model_load(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event
     monkeypatch.setattr(embeddings, "_BACKGROUND_NICE", 0)
     release = threading.Event()
     warm = embeddings._warm
+    loaders: list[threading.Thread] = []
 
     def held() -> None:
+        loaders.append(threading.current_thread())
         release.wait(60)
         warm()
     monkeypatch.setattr(embeddings, "_warm", held)
     yield release
     release.set()
+    # Let the held loads end here, not inside a later test's patched loader.
+    for loader in loaders:
+        loader.join(60)
 
 
 def test_a_plan_step_recalls_by_words_while_the_model_loads_in_the_background(

@@ -198,6 +198,12 @@ def test_the_task_context_fuses_embeddings_only_when_the_setting_asks(
     [first] = plain.events(SessionState())
     assert first.phase == "task" and not first.embeddings
     monkeypatch.setenv(embeddings.ENV_VAR, "1")
+    monkeypatch.setattr(embeddings, "_BACKGROUND_NICE", 0)
+    asked = ContextFeed(warmup, "apply_discount rounds down", budgets)
+    [early] = asked.events(SessionState())
+    assert early.phase == "task" and not early.embeddings  # the vectors are being built
+    index = warmup.wait(0)
+    assert index is not None and embeddings.wait_until_built(index, 60)
     fused = ContextFeed(warmup, "apply_discount rounds down", budgets)
     [built] = fused.events(SessionState())
     assert built.embeddings

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from codeloop.context.repomap import RepoMap, build_repo_map
 from codeloop.context.tokens import TokenCounter, get_counter
 from codeloop.index.focus import focus_of, without_reports
-from codeloop.index.rank import LEXICAL_DEPTH, rank_files, with_embeddings
+from codeloop.index.rank import LEXICAL_DEPTH, fuse_semantic, rank_files, semantic_files
 from codeloop.index.service import RepoIndex
 
 MAP_SHARE = 0.25
@@ -52,6 +52,7 @@ class TaskContext:
     repo_map: RepoMap
     snippets: list[Snippet] = field(default_factory=list)
     ranked_files: list[tuple[str, float]] = field(default_factory=list)
+    semantic: bool = False  # the ranking fused embeddings (asked for, and the vectors ready)
 
 
 def number_lines(lines: Sequence[str], first: int) -> str:
@@ -63,8 +64,8 @@ def build_task_context(index: RepoIndex, task: str, budget_tokens: int = 20_000,
                        map_share: float = MAP_SHARE, seen: Seen | None = None,
                        semantic: bool = False, titled: bool = True) -> TaskContext:
     """Repo map (a `map_share` of the budget) then code for `task`, never over the budget;
-    nothing `seen` already shows, and the ranking fused with embeddings if `semantic`
-    (`titled`: see `rank.signals`)."""
+    nothing `seen` already shows, and the ranking fused with embeddings if `semantic` and
+    they are ready (`rank.semantic_files`; `titled`: see `rank.signals`)."""
     with index.reading():
         return _build(index, task, budget_tokens, counter or get_counter(), map_share,
                       seen or Seen(), semantic, titled)
@@ -78,8 +79,9 @@ def _build(index: RepoIndex, task: str, budget_tokens: int, counter: TokenCounte
     chunk_hits = index.search(task, LEXICAL_DEPTH, verify=False)
     ranked = rank_files(index, task, limit=LEXICAL_DEPTH, focus=focus, chunk_hits=chunk_hits,
                         titled=titled)
-    if semantic:
-        ranked = with_embeddings(index, task, ranked, limit=LEXICAL_DEPTH)
+    found = semantic_files(index, task) if semantic else None
+    if found is not None:
+        ranked = fuse_semantic(ranked, found, LEXICAL_DEPTH)
     unseen = [(p, s) for p, s in ranked if p not in seen.outlined and not seen.covers(p, 1, WHOLE)]
     repo_map = build_repo_map(index, task, int(budget_tokens * map_share), counter,
                               ranked=unseen, focus=focus)
@@ -122,4 +124,4 @@ def _build(index: RepoIndex, task: str, budget_tokens: int, counter: TokenCounte
         spans.append((start, end))
         snippets.append(Snippet(path, start, end, body))
     # As in the repo map: the parts' counts summed, never less than the joined text's.
-    return TaskContext("\n".join(parts), used, repo_map, snippets, ranked)
+    return TaskContext("\n".join(parts), used, repo_map, snippets, ranked, found is not None)

@@ -358,7 +358,7 @@ def wait_until_built(index: RepoIndex, timeout: float | None = None) -> bool:
 
 def _build_in_background(index: RepoIndex) -> None:
     try:
-        _yield_cpu()
+        _warm()  # the model through the one loader, at the background's priority
         _current(index)
     except Exception as exc:  # a closed or deleted index: searches go on from the words
         log.debug("background embedding of %s stopped: %s", index.root, exc)

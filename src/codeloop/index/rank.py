@@ -235,14 +235,15 @@ def fuse_semantic(ranked: list[tuple[str, float]], semantic: list[str], limit: i
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
-def with_embeddings(index: RepoIndex, text: str, ranked: list[tuple[str, float]],
-                    limit: int = 50) -> list[tuple[str, float]]:
-    """`ranked` (from `rank_files`) fused with embeddings when the setting turns them on,
-    else `ranked` cut to `limit`."""
+def semantic_files(index: RepoIndex, text: str) -> list[str] | None:
+    """The files embeddings rank first for `text` when the setting turns them on and the
+    repository's vectors are ready; else None. Never waits: the first call starts a
+    background thread that loads the model and embeds the repository (minutes on a large
+    one), and a context built meanwhile goes on by the words."""
     if not embeddings.enabled():
-        return ranked[:limit]
+        return None
     try:
-        semantic = [p for p, _ in embeddings.rank_files_semantic(index, text, LEXICAL_DEPTH)]
+        found = embeddings.rank_files_semantic_ready(index, text, LEXICAL_DEPTH)
     except embeddings.EmbeddingsUnavailable:  # the model would not load (logged once)
-        return ranked[:limit]
-    return fuse_semantic(ranked, semantic, limit)
+        return None
+    return None if found is None else [p for p, _ in found]

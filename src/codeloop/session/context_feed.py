@@ -179,7 +179,7 @@ class ContextFeed:
             ranked=[p for p, _ in context.ranked_files[:20]], spans=spans, focus=focus,
             tokens=context.tokens, budget=budget, build_ms=round(build_ms, 2),
             index_ready_s=round(self.warmup.ready_after_s or 0.0, 3),
-            embeddings=self.semantic, untrusted=bool(seen.flags))
+            embeddings=context.semantic, untrusted=bool(seen.flags))
 
 
 def names_used_by(index: RepoIndex, paths: list[str], limit: int = _USED_NAMES) -> list[str]:
