@@ -110,6 +110,7 @@ def test_fused_ranking_when_on(repo: Path, monkeypatch: pytest.MonkeyPatch) -> N
     ranked = rank_files(index, text, limit=200)
     fused = fuse_semantic(ranked, semantic, limit=3)
     assert len(fused) == 3
+    assert {p for p, _ in fused} <= set(index.paths())
     # Every file fused gets the semantic list's reciprocal rank on top of its own score.
     plain = dict(ranked)
     assert all(score > plain.get(path, 0.0) for path, score in fused)
